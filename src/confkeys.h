@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Every configuration key, declared once. Includers define the three
+ * macros they need; the table then expands into the Conf struct, the
+ * defaults, the GKeyFile parser with its range checks, the SIGUSR1 dump,
+ * the shipped preload.conf and the key list of preload.conf(5).
+ *
+ *   CONF_INT  (group, key, default, min, max, unit, doc)
+ *   CONF_BOOL (group, key, default, doc)
+ *   CONF_LIST (group, key, default, doc)   ';'-separated path prefixes
+ *
+ * No include guard: it is meant to be included several times.
+ */
+
+CONF_INT(model, cycle, 20, 2, 3600, "seconds",
+	"How often preload scans the running processes and predicts. A scan "
+	"and prediction happen at the start of each cycle, the model update "
+	"and the readahead half a cycle later (to give new processes time to "
+	"map their libraries). Shorter cycles react faster and cost more CPU.")
+
+CONF_BOOL(model, usecorrelation, TRUE,
+	"Whether to weigh each pair's prediction by the correlation of the two "
+	"executables' running times. Pairs that run independently then add "
+	"nothing.")
+
+CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
+	"Smallest total size of accepted maps for an executable to be "
+	"modelled. Smaller programs load fast anyway; they are remembered as "
+	"too small and checked again after `autosave` seconds.")
+
+CONF_INT(model, memtotal, -10, -100, 100, "percent",
+	"The memory budget for prefetching, in KB, is "
+	"max(0, memtotal% of MemTotal + memfree% of MemFree) + memcached% of "
+	"Cached, from /proc/meminfo, recomputed every cycle. Each percentage "
+	"is clamped to [-100, 100]. This key is the MemTotal term.")
+
+CONF_INT(model, memfree, 50, -100, 100, "percent",
+	"The MemFree term of the memory budget (see memtotal).")
+
+CONF_INT(model, memcached, 0, -100, 100, "percent",
+	"The Cached term of the memory budget (see memtotal).")
+
+CONF_BOOL(system, doscan, TRUE,
+	"Whether to scan running processes and update the model. Turn off "
+	"to freeze what has been learned.")
+
+CONF_BOOL(system, dopredict, TRUE,
+	"Whether to predict and read files ahead. Turn off to only learn.")
+
+CONF_INT(system, autosave, 3600, 60, 86400 * 7, "seconds",
+	"How often the state is saved (it is also saved on exit and on "
+	"SIGUSR2). Executables found too small are forgotten this often too.")
+
+CONF_LIST(system, mapprefix, "/usr/;/lib;/var/cache/;!/",
+	"Which mapped files to learn and prefetch: a ';'-separated list of "
+	"path prefixes, tried in order; the first that matches decides, a "
+	"leading '!' rejects. A path no prefix matches is accepted; an empty "
+	"list accepts everything. Prefixes are raw: /lib also matches /lib64.")
+
+CONF_LIST(system, exeprefix, "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/",
+	"Which executables to learn, as a prefix list like mapprefix.")
+
+CONF_INT(system, maxprocs, 30, 0, 1024, "threads",
+	"How many readahead requests run at once, in worker threads. 0 runs "
+	"them one by one in the daemon's main thread. The old spelling "
+	"`processes` is accepted.")
+
+CONF_INT(system, sortstrategy, 3, 0, 3, "strategy",
+	"Order of readahead requests: 0 none (for flash storage), 1 by path, "
+	"2 by inode, 3 by the file's first physical block (FIEMAP), which "
+	"minimises seeks on rotating disks.")

@@ -1,0 +1,4 @@
+#include "config.h"
+#include <stdio.h>
+#include "conf.h"
+int main(void) { return 0; }

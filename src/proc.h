@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Proc: every read of /proc goes through here.
+ *
+ * The root is injectable (proc_set_root) so tests run the scanner on a
+ * fake tree. On the real /proc the process list and meminfo come from
+ * libproc2; on any other root the same data is read from the tree with
+ * the parsers below, which are pure and tested from tables.
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#define PROC_ERROR (proc_error_quark())
+GQuark proc_error_quark(void);
+
+typedef enum {
+	PROC_ERROR_GONE,      /* the process exited */
+	PROC_ERROR_PARSE,     /* a line did not have the expected shape */
+	PROC_ERROR_IO,        /* any other read failure */
+} ProcError;
+
+/* Memory figures from meminfo, in KB. */
+typedef struct ProcMemstat {
+	guint64 total;        /* MemTotal */
+	guint64 free;         /* MemFree */
+	guint64 cached;       /* Cached */
+	guint64 buffers;      /* Buffers */
+	guint64 available;    /* MemAvailable */
+} ProcMemstat;
+
+/* One line of /proc/PID/maps. */
+typedef struct ProcMap {
+	guint64 start, end;   /* virtual addresses */
+	guint64 offset;       /* file offset of `start` */
+	guint dev_major, dev_minor;
+	guint64 inode;        /* 0 for anonymous maps */
+	char *path;           /* unescaped path, owned; NULL if anonymous */
+	gboolean deleted;     /* the kernel marked the file " (deleted)" */
+} ProcMap;
+
+/* Sets the /proc root; NULL or "/proc" means the real one (libproc2). */
+void proc_set_root(const char *root);
+const char *proc_get_root(void);
+
+typedef void (*ProcExeFunc)(pid_t pid, const char *exe, gpointer user_data);
+
+/*
+ * Calls func for every process (not thread) whose executable can be read,
+ * except the calling process. Kernel threads and unreadable entries are
+ * skipped silently. `exe` is as the kernel reports it, before
+ * proc_sanitize_exe().
+ */
+gboolean proc_foreach_exe(ProcExeFunc func, gpointer user_data, GError **error);
+
+/*
+ * Appends the file-backed maps of pid to `maps` (GArray of ProcMap, with
+ * proc_map_clear as its clear function). Anonymous and pseudo maps
+ * ("[heap]", "[stack]") are not appended. A process that is gone gives
+ * PROC_ERROR_GONE.
+ */
+gboolean proc_read_maps(pid_t pid, GArray *maps, GError **error);
+
+/*
+ * Parses one maps line (without or with its trailing newline), e.g.
+ *   7f0e1c200000-7f0e1c228000 r--p 00000000 fe:01 1049011   /usr/lib/x86_64-linux-gnu/libc.so.6
+ * Paths keep inner spaces; the kernel's "\012" escape becomes a newline;
+ * a trailing " (deleted)" is removed and sets `deleted`.
+ */
+gboolean proc_parse_maps_line(const char *line, ProcMap *out, GError **error);
+void proc_map_clear(gpointer map);   /* for g_array_set_clear_func */
+
+/*
+ * The executable path to model for a raw /proc/PID/exe link, or NULL to
+ * skip it: not absolute, a memfd, or empty. A prelink temporary name
+ * (".#prelink#.XXXX") maps back to the original, and " (deleted)" is
+ * stripped: the program still runs, its file was replaced (an upgrade).
+ */
+char *proc_sanitize_exe(const char *raw);
+
+/* Reads MemTotal, MemFree, Cached, Buffers and MemAvailable. */
+gboolean proc_get_memstat(ProcMemstat *out, GError **error);
+/* Parses the text of a meminfo file; missing MemAvailable is estimated. */
+gboolean proc_parse_meminfo(const char *text, ProcMemstat *out, GError **error);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Prophet: turns the model into a list of maps to read ahead.
+ *
+ * For every executable that is not running, each of its chains bids the
+ * probability that it starts within the next 1.5 cycles:
+ *   p = c * (1 - exp(-1.5 * cycle / tau[s])) * (W[s][y] + W[s][both]) / (W[s][s] + 0.01)
+ * with s the chain's state, y the state "only it runs", tau[s] the mean
+ * sojourn in s and c = |correlation| (or 1 without usecorrelation). An
+ * exe's score is ln P(not needed) = sum of ln(1 - p) over its chains. A
+ * map's score is the sum, over the exes using it, of the exe's score if
+ * it is not running and +1 if it runs (its pages are probably resident).
+ * Maps with a negative score are taken in ascending order while they fit
+ * the memory budget.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "conf.h"
+#include "model.h"
+#include "proc.h"
+
+/*
+ * The budget in KB:
+ *   max(0, cl(memtotal) * (total/100) + cl(memfree) * (free/100)) + cl(memcached) * (cached/100)
+ * with each percentage clamped to [-100, 100] and divisions rounding down;
+ * never negative.
+ */
+guint64 prophet_budget_kb(const Conf *conf, const ProcMemstat *mem);
+
+/* Adds the bids of one chain to its stopped exes' lnprob. */
+void prophet_bid(const Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation);
+
+/* Recomputes every exe's and map's lnprob. */
+void prophet_score(Model *model, const Conf *conf);
+
+/*
+ * Maps with lnprob < 0, most likely first (ties broken by path, offset),
+ * chosen greedily: a map whose ceil(length/1024) KB does not fit the
+ * remaining budget is skipped and smaller ones after it may still be
+ * taken. Returns a GPtrArray of Map * (borrowed); *used_kb gets the total.
+ */
+GPtrArray *prophet_select(const Model *model, guint64 budget_kb, guint64 *used_kb);
+
+/* P(exe is needed soon) = 1 - exp(lnprob), for the dump. */
+double prophet_exe_probability(const Exe *exe);

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Readahead: reads chosen file ranges into the page cache.
+ *
+ * A batch is a copy of the chosen ranges (the model may change while it
+ * runs). It is sorted by `sortstrategy`, adjacent or overlapping ranges
+ * of one file are merged, and each range is read with readahead(2) in
+ * chunks no larger than the device's per-call cap. Files are opened
+ * without following a final symlink, without blocking, without updating
+ * atime, and only if they are regular files: a FIFO, device, socket or
+ * directory in place of a learned file is skipped and reported.
+ *
+ * With maxprocs > 0 a batch runs in a background thread that hands the
+ * requests to up to maxprocs worker threads, so the main loop never
+ * waits on the disk; with 0 it runs synchronously.
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+enum {
+	SORT_NONE = 0,
+	SORT_PATH = 1,
+	SORT_INODE = 2,
+	SORT_BLOCK = 3,
+};
+
+typedef struct ReadaheadRequest {
+	char *path;           /* owned */
+	guint64 offset;
+	guint64 length;
+	/* filled while sorting */
+	dev_t dev;
+	guint64 inode;
+	guint64 block;        /* physical byte offset of `offset`, or inode order */
+} ReadaheadRequest;
+
+typedef struct ReadaheadStats {
+	guint requests;       /* ranges after merging */
+	guint files;          /* distinct files opened */
+	guint failed;         /* ranges that could not be read */
+	guint skipped;        /* not regular files, vanished files */
+	guint64 bytes;        /* bytes requested */
+	guint64 syscalls;     /* readahead(2) calls issued */
+} ReadaheadStats;
+
+/* A GArray of ReadaheadRequest whose elements free their path. */
+GArray *readahead_requests_new(void);
+void readahead_requests_add(GArray *requests, const char *path, guint64 offset, guint64 length);
+
+/*
+ * Sorts requests by strategy (path, then offset, then length descending,
+ * as the tie-break of every strategy) and merges overlapping or adjacent
+ * ranges of the same file. For SORT_INODE and SORT_BLOCK it stats (and
+ * for SORT_BLOCK queries FIEMAP on) each file first; files that cannot be
+ * examined sort last.
+ */
+void readahead_sort(GArray *requests, int strategy);
+void readahead_merge(GArray *requests);
+
+/* Sorts, merges and reads the requests now, in this thread. */
+ReadaheadStats readahead_run(GArray *requests, int strategy, int maxprocs);
+
+typedef void (*ReadaheadDone)(const ReadaheadStats *stats, gpointer user_data);
+
+/*
+ * Runs the batch in the background (takes ownership of requests) and
+ * calls done in the main context when it is over. With maxprocs == 0 it
+ * runs synchronously and calls done before returning. Returns FALSE (and
+ * frees requests) if a batch is still running.
+ */
+gboolean readahead_start(GArray *requests, int strategy, int maxprocs,
+			 ReadaheadDone done, gpointer user_data);
+gboolean readahead_busy(void);
+/* Waits for a running batch (at exit). */
+void readahead_wait(void);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Spy: watches the running processes and feeds the model.
+ *
+ * A cycle has two halves. The scan (at the start of the cycle) records
+ * which known executables run and which unknown ones appeared. The
+ * update (half a cycle later, so new processes have mapped their
+ * libraries) first applies the start/stop changes to the chains, then
+ * admits the new executables (so their chains see current timestamps),
+ * then accounts running time.
+ *
+ * The scan is split into begin / saw-process / end so that the replay
+ * tool drives exactly the same code from a recorded trace, and the maps
+ * of new executables come from a replaceable source (/proc by default).
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "model.h"
+
+typedef struct Spy Spy;
+
+/* What the last scan and update did, for the log and the dump. */
+typedef struct SpyStats {
+	guint processes;      /* processes seen by the last scan */
+	guint changed;        /* exes that started or stopped */
+	guint admitted;       /* new exes added to the model */
+	guint too_small;      /* new exes below minsize */
+	guint gone;           /* new exes that exited before their maps were read */
+} SpyStats;
+
+/*
+ * Where the maps of a new executable come from: appends ProcMap entries
+ * to `maps` (as proc_read_maps() does) or fails; PROC_ERROR_GONE means
+ * the process exited (it will be retried when seen again).
+ */
+typedef gboolean (*SpyMapsFunc)(pid_t pid, const char *exe_path, GArray *maps,
+				gpointer user_data, GError **error);
+
+Spy *spy_new(void);
+void spy_free(Spy *spy);
+
+/* Replaces the maps source (NULL restores /proc). */
+void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
+
+/* The scan, in three steps; spy_scan() does all three on /proc. */
+void spy_begin_scan(Spy *spy, Model *model, gint64 now);
+/* One process; raw_exe is the /proc/PID/exe link as read. */
+void spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char *raw_exe);
+void spy_end_scan(Spy *spy, Model *model, gint64 now);
+gboolean spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError **error);
+
+/* Applies the last scan to the model at model time now. */
+void spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now);
+
+const SpyStats *spy_get_stats(const Spy *spy);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Spy, spy_free)

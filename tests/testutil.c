@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Helpers shared by the Check suites. */
+#include "config.h"
+
+#include "testutil.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+char *
+tu_make_tempdir(void)
+{
+	g_autoptr(GError) error = NULL;
+	char *dir = g_dir_make_tmp("preload-test-XXXXXX", &error);
+
+	if (!dir) {
+		fprintf(stderr, "cannot make a temporary directory: %s\n", error->message);
+		abort();
+	}
+	return dir;
+}
+
+void
+tu_write_file(const char *path, const char *contents)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = g_path_get_dirname(path);
+
+	if (g_mkdir_with_parents(dir, 0755) != 0 ||
+	    !g_file_set_contents(path, contents, -1, &error)) {
+		fprintf(stderr, "cannot write %s: %s\n", path,
+			error ? error->message : g_strerror(errno));
+		abort();
+	}
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+void
+tu_rm_rf(const char *path)
+{
+	if (path)
+		(void)nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+tu_run_suite(Suite *suite)
+{
+	SRunner *runner = srunner_create(suite);
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+gboolean
+tu_is_root(void)
+{
+	return geteuid() == 0;
+}
