@@ -1,2 +1,649 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * preload: main() and the daemon's cycle.
+ *
+ * main() is a straight script: options, configuration, log, lock,
+ * daemonize, signals, state, main loop, save, clean up. The cycle is two
+ * alternating timers on the GLib main loop:
+ *
+ *   tick   (t)           scan /proc: which known exes run, which are new
+ *   update (t + cycle/2) apply the scan to the model, admit new exes,
+ *                        then predict and start the readahead
+ *
+ * Half a cycle separates the two so that a process seen starting has
+ * mapped its libraries by the time its maps are read. preload 0.6.4
+ * predicted right after the scan, from chains the scan had not updated
+ * yet; predicting after the update reacts to a start half a cycle sooner.
+ *
+ * Signals arrive through a signalfd watched by the main loop, so no work
+ * is done in a signal handler. g_unix_signal_add() would be the usual
+ * GLib way, but it does not support SIGQUIT, which preload has always
+ * treated like SIGTERM.
+ */
 #include "config.h"
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "cmdline.h"
+#include "conf.h"
+#include "log.h"
+#include "model.h"
+#include "proc.h"
+#include "prophet.h"
+#include "readahead.h"
+#include "spy.h"
+#include "state.h"
+
+/* Exit codes an init system can act on (see preload(8)). */
+enum {
+	EXIT_CLEAN = 0,
+	EXIT_RUNTIME = 1,          /* could not daemonize, no signalfd */
+	EXIT_BADUSAGE = EX_USAGE,  /* 64: bad command line */
+	EXIT_RUNNING = EX_TEMPFAIL,/* 75: another instance holds the state */
+	EXIT_BADCONFIG = EX_CONFIG,/* 78: configuration file unusable */
+};
+
+/* How many predicted executables the SIGUSR1 dump lists. */
+#define DUMP_TOP_EXES 10
+
+typedef struct Daemon {
+	Options opts;
+	Conf *conf;
+	Model *model;
+	Spy *spy;
+	GMainLoop *loop;
+
+	guint cycle_source;      /* the pending tick or update timer */
+	guint autosave_source;
+	gint64 autosave_interval;/* seconds the autosave timer was set for */
+	int signal_fd;
+	int lock_fd;
+
+	/* last prediction, for the dump */
+	ProcMemstat mem;
+	guint64 budget_kb;
+	guint selected_maps;
+	guint64 selected_kb;
+	ReadaheadStats last_readahead;
+	guint cycles;
+} Daemon;
+
+static void schedule_tick(Daemon *d, guint delay);
+
+/* ---- state ---- */
+
+static void
+save_state(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!d->opts.statefile || !*d->opts.statefile)
+		return;
+	if (!state_save(d->model, d->opts.statefile, &error))
+		g_warning("cannot save state: %s", error->message);
+	else
+		g_info("state saved to %s", d->opts.statefile);
+}
+
+/* A state file that cannot be loaded is kept aside, never fatal. */
+static Model *
+load_state(const char *path)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *moved_to = NULL;
+	Model *model;
+
+	if (!path || !*path)
+		return model_new();
+	model = state_load(path, &error);
+	if (model) {
+		g_info("loaded state from %s: %u exes, %u maps, %u chains",
+		       path, g_hash_table_size(model->exes),
+		       g_hash_table_size(model->maps), model->n_chains);
+		return model;
+	}
+	g_warning("cannot load state: %s; starting with an empty model", error->message);
+	g_clear_error(&error);
+	if (state_move_aside(path, &moved_to, &error))
+		g_warning("the unreadable state file was kept as %s", moved_to);
+	else
+		g_warning("cannot move the unreadable state file aside: %s", error->message);
+	return model_new();
+}
+
+/* ---- the cycle ---- */
+
+static void
+readahead_done(const ReadaheadStats *stats, gpointer user_data)
+{
+	Daemon *d = user_data;
+
+	d->last_readahead = *stats;
+	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB, "
+		"%u failed, %u skipped, %" G_GUINT64_FORMAT " calls",
+		stats->requests, stats->files, stats->bytes / 1024,
+		stats->failed, stats->skipped, stats->syscalls);
+}
+
+static void
+log_predictions(const Daemon *d, GPtrArray *selected)
+{
+	if (log_detail(9)) {
+		GHashTableIter iter;
+		gpointer value;
+
+		g_hash_table_iter_init(&iter, d->model->exes);
+		while (g_hash_table_iter_next(&iter, NULL, &value)) {
+			const Exe *exe = value;
+
+			if (exe->lnprob < 0)
+				g_debug("lnprob %8.4f  %s", exe->lnprob, exe->path);
+		}
+	}
+	if (log_detail(10)) {
+		for (guint i = 0; i < selected->len; i++) {
+			const Map *map = selected->pdata[i];
+
+			g_debug("selected %8.4f  %s [%" G_GUINT64_FORMAT ", +%" G_GUINT64_FORMAT ")",
+				map->lnprob, map->path, map->offset, map->length);
+		}
+	}
+}
+
+static void
+predict_and_readahead(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) selected = NULL;
+	GArray *requests;
+
+	if (!proc_get_memstat(&d->mem, &error)) {
+		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
+		return;
+	}
+	prophet_score(d->model, d->conf);
+	d->budget_kb = prophet_budget_kb(d->conf, &d->mem);
+	selected = prophet_select(d->model, d->budget_kb, &d->selected_kb);
+	d->selected_maps = selected->len;
+	log_predictions(d, selected);
+	if (selected->len == 0)
+		return;
+
+	requests = readahead_requests_new();
+	for (guint i = 0; i < selected->len; i++) {
+		const Map *map = selected->pdata[i];
+
+		readahead_requests_add(requests, map->path, map->offset, map->length);
+	}
+	if (!readahead_start(requests, (int)d->conf->sortstrategy, (int)d->conf->maxprocs,
+			     readahead_done, d))
+		g_info("the previous readahead is still running, skipping this cycle's");
+}
+
+/* Second half of a cycle: learn from the scan, then predict. */
+static void
+run_update(Daemon *d)
+{
+	if (d->conf->doscan) {
+		const SpyStats *stats;
+
+		spy_update_model(d->spy, d->model, d->conf, d->model->time);
+		stats = spy_get_stats(d->spy);
+		g_debug("cycle %u at %" G_GINT64_FORMAT " s: %u processes, %u changed, "
+			"%u admitted, %u too small, %u gone",
+			d->cycles, d->model->time, stats->processes, stats->changed,
+			stats->admitted, stats->too_small, stats->gone);
+	}
+	if (d->conf->dopredict)
+		predict_and_readahead(d);
+	d->cycles++;
+}
+
+/* First half of a cycle: scan. */
+static void
+run_tick(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (d->conf->doscan && !spy_scan(d->spy, d->model, d->conf, d->model->time, &error))
+		g_warning("scan failed: %s", error->message);
+}
+
+static gboolean
+on_update(gpointer user_data)
+{
+	Daemon *d = user_data;
+	guint half = (guint)(d->conf->cycle / 2);
+
+	d->cycle_source = 0;
+	run_update(d);
+	/* Model time only runs while the model is watching. */
+	if (d->conf->doscan)
+		d->model->time += (gint64)(d->conf->cycle - half);
+	schedule_tick(d, (guint)d->conf->cycle - half);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_tick(gpointer user_data)
+{
+	Daemon *d = user_data;
+	guint half = (guint)(d->conf->cycle / 2);
+
+	d->cycle_source = 0;
+	run_tick(d);
+	if (d->conf->doscan)
+		d->model->time += half;
+	d->cycle_source = g_timeout_add_seconds(half, on_update, d);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_tick(Daemon *d, guint delay)
+{
+	if (d->cycle_source)
+		g_source_remove(d->cycle_source);
+	d->cycle_source = delay ? g_timeout_add_seconds(delay, on_tick, d)
+				: g_idle_add(on_tick, d);
+}
+
+static gboolean
+on_autosave(gpointer user_data)
+{
+	Daemon *d = user_data;
+
+	if (d->model->dirty)
+		save_state(d);
+	return G_SOURCE_CONTINUE;
+}
+
+static void
+schedule_autosave(Daemon *d)
+{
+	if (d->autosave_source && d->autosave_interval == d->conf->autosave)
+		return;
+	if (d->autosave_source)
+		g_source_remove(d->autosave_source);
+	d->autosave_interval = d->conf->autosave;
+	d->autosave_source = g_timeout_add_seconds((guint)d->conf->autosave, on_autosave, d);
+}
+
+/* ---- configuration ---- */
+
+/*
+ * Loads the configuration file into a copy of `base`. Returns NULL if the
+ * file is unusable. A missing file at the default path is not an error:
+ * preload runs on its compiled-in defaults.
+ */
+static Conf *
+load_conf(const Options *opts, const Conf *base)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) conf = conf_copy(base);
+
+	if (!opts->conffile || !*opts->conffile)
+		return g_steal_pointer(&conf);
+	if (conf_load(conf, opts->conffile, &error))
+		return g_steal_pointer(&conf);
+	if (!opts->conffile_given && g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+		g_info("no configuration file %s, using the defaults", opts->conffile);
+		return conf_copy(base);
+	}
+	g_critical("unusable configuration: %s", error->message);
+	return NULL;
+}
+
+static void
+reload(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	Conf *conf;
+
+	g_message("SIGHUP: reloading the configuration and reopening the log");
+	if (!log_reopen(&error)) {
+		g_warning("cannot reopen the log: %s", error->message);
+		g_clear_error(&error);
+	}
+	/* Reload over the current values: a bad key keeps what it had. */
+	conf = load_conf(&d->opts, d->conf);
+	if (!conf) {
+		g_warning("keeping the previous configuration");
+		return;
+	}
+	conf_free(d->conf);
+	d->conf = conf;
+	schedule_autosave(d);
+}
+
+/* ---- the SIGUSR1 dump ---- */
+
+static gint
+compare_exe_lnprob(gconstpointer a, gconstpointer b)
+{
+	const Exe *x = *(Exe *const *)a, *y = *(Exe *const *)b;
+
+	if (x->lnprob != y->lnprob)
+		return x->lnprob < y->lnprob ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void
+dump(Daemon *d)
+{
+	g_autoptr(GPtrArray) predicted = g_ptr_array_new();
+	g_autofree char *conf_text = NULL;
+	GHashTableIter iter;
+	gpointer value;
+	const ReadaheadStats *ra = &d->last_readahead;
+
+	g_message("SIGUSR1: state dump");
+	g_message("model: time %" G_GINT64_FORMAT " s, %u exes (%u running), %u maps, "
+		  "%u chains, %u too small; %u cycles since start",
+		  d->model->time, g_hash_table_size(d->model->exes), d->model->running->len,
+		  g_hash_table_size(d->model->maps), d->model->n_chains,
+		  g_hash_table_size(d->model->bad_exes), d->cycles);
+	g_message("memory: total %" G_GUINT64_FORMAT " KB, free %" G_GUINT64_FORMAT
+		  " KB, cached %" G_GUINT64_FORMAT " KB, available %" G_GUINT64_FORMAT " KB",
+		  d->mem.total, d->mem.free, d->mem.cached, d->mem.available);
+	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
+		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
+	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
+		  " KB, %u failed, %u skipped",
+		  ra->requests, ra->files, ra->bytes / 1024, ra->failed, ra->skipped);
+
+	g_hash_table_iter_init(&iter, d->model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+
+		if (!exe_is_running(d->model, exe) && exe->lnprob < 0)
+			g_ptr_array_add(predicted, exe);
+	}
+	g_ptr_array_sort(predicted, compare_exe_lnprob);
+	g_message("top predicted executables (%u with a non-zero probability):", predicted->len);
+	for (guint i = 0; i < predicted->len && i < DUMP_TOP_EXES; i++) {
+		const Exe *exe = predicted->pdata[i];
+
+		g_message("  %.4f  %s", prophet_exe_probability(exe), exe->path);
+	}
+
+	conf_text = conf_dump(d->conf);
+	g_message("configuration:\n%s", conf_text);
+}
+
+/* ---- signals ---- */
+
+static const int handled_signals[] = { SIGHUP, SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGQUIT };
+
+static gboolean
+on_signal(gint fd, GIOCondition condition, gpointer user_data)
+{
+	Daemon *d = user_data;
+	struct signalfd_siginfo info;
+	ssize_t n;
+
+	n = read(fd, &info, sizeof(info));
+	if (n != (ssize_t)sizeof(info))
+		return G_SOURCE_CONTINUE;
+
+	switch (info.ssi_signo) {
+	case SIGHUP:
+		reload(d);
+		break;
+	case SIGUSR1:
+		dump(d);
+		break;
+	case SIGUSR2:
+		g_message("SIGUSR2: saving state");
+		save_state(d);
+		break;
+	default:
+		g_message("%s: exiting", g_strsignal((int)info.ssi_signo));
+		g_main_loop_quit(d->loop);
+		break;
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * Blocks the handled signals (before any thread exists, so every thread
+ * inherits the mask) and returns a signalfd for them.
+ */
+static int
+block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < G_N_ELEMENTS(handled_signals); i++)
+		sigaddset(&set, handled_signals[i]);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	(void)signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* ---- process set-up ---- */
+
+/*
+ * One daemon per state file: two would overwrite each other's learning.
+ * The lock is held on "<statefile>.lock" for the life of the process
+ * (flock locks survive fork, so it is taken before daemonizing and the
+ * error reaches the terminal).
+ */
+static int
+lock_state(const char *statefile, GError **error)
+{
+	g_autofree char *path = NULL;
+	g_autofree char *dir = NULL;
+	int fd;
+
+	if (!statefile || !*statefile)
+		return -2;
+	dir = g_path_get_dirname(statefile);
+	(void)g_mkdir_with_parents(dir, 0755);
+	path = g_strconcat(statefile, ".lock", NULL);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot open %s: %s", path, g_strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int saved = errno;
+
+		close(fd);
+		if (saved == EWOULDBLOCK)
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+				    "another preload is running with the state file %s", statefile);
+		else
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+				    "cannot lock %s: %s", path, g_strerror(saved));
+		return -1;
+	}
+	return fd;
+}
+
+/* Detaches from the terminal. stderr is kept only if the log goes there. */
+static gboolean
+daemonize(gboolean keep_stderr, GError **error)
+{
+	pid_t pid = fork();
+	int null_fd;
+
+	if (pid < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "fork: %s", g_strerror(errno));
+		return FALSE;
+	}
+	if (pid > 0)
+		_exit(EXIT_CLEAN);
+	if (setsid() < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "setsid: %s", g_strerror(errno));
+		return FALSE;
+	}
+	if (chdir("/") < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "chdir /: %s", g_strerror(errno));
+		return FALSE;
+	}
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd >= 0) {
+		(void)dup2(null_fd, STDIN_FILENO);
+		(void)dup2(null_fd, STDOUT_FILENO);
+		if (!keep_stderr)
+			(void)dup2(null_fd, STDERR_FILENO);
+		if (null_fd > STDERR_FILENO)
+			close(null_fd);
+	}
+	return TRUE;
+}
+
+/*
+ * Prefetching must yield to every other reader: the idle I/O class, set
+ * on the process before any thread exists so all threads inherit it.
+ */
+static void
+set_idle_io_priority(void)
+{
+#ifdef SYS_ioprio_set
+	const int who_process = 1, class_idle = 3, class_shift = 13;
+
+	if (syscall(SYS_ioprio_set, who_process, 0, class_idle << class_shift) < 0)
+		g_info("cannot set the idle I/O class: %s, ignoring", g_strerror(errno));
+#endif
+}
+
+static void
+apply_nice(int increment)
+{
+	errno = 0;
+	if (increment && nice(increment) == -1 && errno)
+		g_info("cannot change the nice value: %s, ignoring", g_strerror(errno));
+}
+
+/* --once: one full cycle against the real /proc, then save and exit. */
+static void
+run_once(Daemon *d)
+{
+	guint half = (guint)(d->conf->cycle / 2);
+
+	run_tick(d);
+	d->model->time += half;
+	run_update(d);
+	d->model->time += (gint64)(d->conf->cycle - half);
+	readahead_wait();
+}
+
+int
+main(int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) defaults = NULL;
+	Daemon daemon_ = { .signal_fd = -1, .lock_fd = -1 };
+	Daemon *d = &daemon_;
+	gboolean exit_now = FALSE;
+	const char *logfile;
+	int status = EXIT_CLEAN;
+
+	if (!cmdline_parse(argc, argv, &d->opts, &exit_now, &error)) {
+		fprintf(stderr, "preload: %s\nTry 'preload --help'.\n", error->message);
+		cmdline_clear(&d->opts);
+		return EXIT_BADUSAGE;
+	}
+	if (exit_now) {
+		cmdline_clear(&d->opts);
+		return EXIT_CLEAN;
+	}
+	if (d->opts.once)
+		d->opts.foreground = TRUE;
+
+	log_init(d->opts.verbose);
+
+	defaults = conf_new();
+	d->conf = load_conf(&d->opts, defaults);
+	if (!d->conf) {
+		cmdline_clear(&d->opts);
+		return EXIT_BADCONFIG;
+	}
+
+	/* In the foreground the log goes to the terminal unless -l says otherwise. */
+	logfile = d->opts.logfile ? d->opts.logfile
+				  : (d->opts.foreground ? "" : CMDLINE_DEFAULT_LOGFILE);
+	if (!log_set_file(logfile, &error)) {
+		g_warning("cannot open the log file: %s; logging to stderr", error->message);
+		g_clear_error(&error);
+	}
+
+	d->signal_fd = block_signals();
+	if (d->signal_fd < 0) {
+		g_critical("cannot set up signal handling: %s", g_strerror(errno));
+		status = EXIT_RUNTIME;
+		goto out;
+	}
+
+	d->lock_fd = lock_state(d->opts.statefile, &error);
+	if (d->lock_fd == -1) {
+		g_critical("%s", error->message);
+		status = EXIT_RUNNING;
+		goto out;
+	}
+
+	if (!d->opts.foreground && !daemonize(!*logfile, &error)) {
+		g_critical("cannot daemonize: %s", error->message);
+		status = EXIT_RUNTIME;
+		goto out;
+	}
+	apply_nice(d->opts.nice);
+	set_idle_io_priority();
+
+	d->model = load_state(d->opts.statefile);
+	d->spy = spy_new();
+	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
+		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
+
+	if (d->opts.once) {
+		run_once(d);
+	} else {
+		d->loop = g_main_loop_new(NULL, FALSE);
+		g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
+		schedule_autosave(d);
+		schedule_tick(d, 0);
+		g_main_loop_run(d->loop);
+		readahead_wait();
+	}
+	if (d->model->dirty || d->opts.once)
+		save_state(d);
+	g_message("preload stopped");
+
+out:
+	if (d->cycle_source)
+		g_source_remove(d->cycle_source);
+	if (d->autosave_source)
+		g_source_remove(d->autosave_source);
+	if (d->loop)
+		g_main_loop_unref(d->loop);
+	spy_free(d->spy);
+	model_free(d->model);
+	conf_free(d->conf);
+	if (d->signal_fd >= 0)
+		close(d->signal_fd);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
+	cmdline_clear(&d->opts);
+	log_close();
+	return status;
+}
