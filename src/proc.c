@@ -1,4 +1,703 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Proc: the only module that reads /proc.
+ *
+ * Three things are read: which processes run and what executable each
+ * one runs (every cycle), the file-backed maps of a process (once per
+ * new executable) and the memory figures (every prediction). On the
+ * real /proc the process list and meminfo come from libproc2; on a fake
+ * root (tests, the replay tool) the same data is read from the tree with
+ * plain readlink() and the parsers below. Maps are always read from the
+ * file, since libproc2 has no maps item.
+ *
+ * The parsers work on buffers and never touch the file system, so the
+ * hostile inputs (paths with spaces, newlines, " (deleted)", truncated
+ * lines) are tested from tables.
+ */
 #include "config.h"
 
 #include "proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libproc2/meminfo.h>
+#include <libproc2/pids.h>
+
+G_DEFINE_QUARK(proc-error-quark, proc_error)
+
+#define DELETED_SUFFIX " (deleted)"
+#define PRELINK_MARK ".#prelink#."
+#define MEMFD_PREFIX "/memfd:"
+
+/*
+ * The /proc root, NULL for the real one. A module-level setting rather
+ * than an argument of every function, as earlyoom's procdir_path: the
+ * root is a property of the whole process (the daemon never changes it,
+ * a test sets it once per fixture), and threading it through spy,
+ * prophet and main would only add a parameter that is always the same.
+ */
+static char *proc_root = NULL;
+
+void
+proc_set_root(const char *root)
+{
+	g_autofree char *copy = NULL;
+	size_t len;
+
+	g_clear_pointer(&proc_root, g_free);
+	if (!root || !*root)
+		return;
+
+	/* "/proc/" and "/proc" are the same directory. */
+	copy = g_strdup(root);
+	len = strlen(copy);
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	if (strcmp(copy, "/proc") == 0)
+		return;
+	proc_root = g_steal_pointer(&copy);
+}
+
+const char *
+proc_get_root(void)
+{
+	return proc_root ? proc_root : "/proc";
+}
+
+static gboolean
+proc_root_is_real(void)
+{
+	return proc_root == NULL;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/*
+ * The target of a symlink, however long (readlink() silently truncates,
+ * so the buffer grows until the answer is shorter than it). NULL with
+ * errno set on failure.
+ */
+static char *
+read_link(const char *path)
+{
+	/* A symlink target is at most PATH_MAX on Linux; the cap only stops
+	 * a runaway loop on a file system that misbehaves. */
+	const size_t max_size = 1024 * 1024;
+	size_t size = 256;
+
+	for (;;) {
+		g_autofree char *buf = g_malloc(size);
+		ssize_t n = readlink(path, buf, size);
+
+		if (n < 0)
+			return NULL;
+		if ((size_t)n < size) {
+			buf[n] = '\0';
+			return g_steal_pointer(&buf);
+		}
+		if (size >= max_size) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		size *= 2;
+	}
+}
+
+static gboolean
+has_suffix(const char *s, size_t len, const char *suffix)
+{
+	size_t slen = strlen(suffix);
+
+	return len >= slen && memcmp(s + len - slen, suffix, slen) == 0;
+}
+
+/* A decimal pid, the whole string, within pid_t. */
+static gboolean
+parse_pid(const char *s, pid_t *out)
+{
+	guint64 value = 0;
+
+	if (!*s)
+		return FALSE;
+	for (; *s; s++) {
+		if (!g_ascii_isdigit(*s))
+			return FALSE;
+		value = value * 10 + (guint64)(*s - '0');
+		if (value > G_MAXINT32)
+			return FALSE;
+	}
+	if (value == 0)
+		return FALSE;
+	*out = (pid_t)value;
+	return TRUE;
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+/*
+ * libproc2 passes every string it reads through escape_str(), which
+ * replaces control characters by '.' (C locale) or '?' (UTF-8 locale)
+ * and bytes it does not consider printable by '?'. A path such as
+ * "/opt/a\nb" or a non-ASCII name in the C locale thus comes back as a
+ * different, usually nonexistent, path. Only strings that contain one of
+ * the two replacement characters can have been changed; those are read
+ * again from the link itself, which costs one readlink() for them only.
+ */
+static gboolean
+libproc2_may_have_escaped(const char *exe)
+{
+	return strpbrk(exe, "?.") != NULL;
+}
+
+static gboolean
+foreach_exe_libproc2(ProcExeFunc func, gpointer user_data, GError **error)
+{
+	enum pids_item items[] = { PIDS_ID_PID, PIDS_EXE };
+	enum { REL_PID, REL_EXE };
+	struct pids_info *info = NULL;
+	struct pids_fetch *fetch;
+	pid_t self = getpid();
+	int rc;
+
+	rc = procps_pids_new(&info, items, G_N_ELEMENTS(items));
+	if (rc < 0) {
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+			    "cannot set up libproc2 to list processes: %s",
+			    g_strerror(-rc));
+		return FALSE;
+	}
+
+	fetch = procps_pids_reap(info, PIDS_FETCH_TASKS_ONLY);
+	if (!fetch) {
+		int saved = errno;
+
+		procps_pids_unref(&info);
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+			    "cannot list processes with libproc2: %s",
+			    g_strerror(saved));
+		return FALSE;
+	}
+
+	for (int i = 0; i < fetch->counts->total; i++) {
+		struct pids_stack *stack = fetch->stacks[i];
+		pid_t pid = PIDS_VAL(REL_PID, s_int, stack, info);
+		const char *exe = PIDS_VAL(REL_EXE, str, stack, info);
+		g_autofree char *raw = NULL;
+
+		if (pid == self)
+			continue;
+		/* "-": the link could not be read (kernel threads have
+		 * none; PID 1 and other users' processes may refuse). */
+		if (!exe || !*exe || strcmp(exe, "-") == 0)
+			continue;
+
+		if (libproc2_may_have_escaped(exe)) {
+			g_autofree char *link = g_strdup_printf("/proc/%d/exe", (int)pid);
+
+			raw = read_link(link);
+			if (!raw)
+				continue;  /* it exited since the reap */
+			exe = raw;
+		}
+		func(pid, exe, user_data);
+	}
+
+	procps_pids_unref(&info);
+	return TRUE;
+}
+
+static gboolean
+foreach_exe_tree(const char *root, ProcExeFunc func, gpointer user_data, GError **error)
+{
+	DIR *dir;
+	struct dirent *entry;
+	pid_t self = getpid();
+
+	dir = opendir(root);
+	if (!dir) {
+		int saved = errno;
+
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+			    "cannot list %s: %s", root, g_strerror(saved));
+		return FALSE;
+	}
+
+	while ((errno = 0, entry = readdir(dir)) != NULL) {
+		g_autofree char *link = NULL;
+		g_autofree char *exe = NULL;
+		pid_t pid;
+
+		if (!parse_pid(entry->d_name, &pid) || pid == self)
+			continue;
+		link = g_strdup_printf("%s/%s/exe", root, entry->d_name);
+		exe = read_link(link);
+		if (!exe || !*exe)
+			continue;  /* kernel thread, exited, or not ours to read */
+		func(pid, exe, user_data);
+	}
+	if (errno != 0) {
+		int saved = errno;
+
+		closedir(dir);
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+			    "cannot list %s: %s", root, g_strerror(saved));
+		return FALSE;
+	}
+	closedir(dir);
+	return TRUE;
+}
+
+gboolean
+proc_foreach_exe(ProcExeFunc func, gpointer user_data, GError **error)
+{
+	g_return_val_if_fail(func != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	if (proc_root_is_real())
+		return foreach_exe_libproc2(func, user_data, error);
+	return foreach_exe_tree(proc_root, func, user_data, error);
+}
+
+/* ---- maps --------------------------------------------------------------- */
+
+void
+proc_map_clear(gpointer data)
+{
+	ProcMap *map = data;
+
+	if (map)
+		g_clear_pointer(&map->path, g_free);
+}
+
+/* Hex digits at *p (at least one, at most 16) into *out; advances *p. */
+static gboolean
+parse_hex(const char **p, guint64 *out)
+{
+	const char *s = *p;
+	guint64 value = 0;
+	int digits = 0;
+
+	while (g_ascii_isxdigit(*s)) {
+		if (++digits > 16)
+			return FALSE;
+		value = (value << 4) | (guint64)g_ascii_xdigit_value(*s);
+		s++;
+	}
+	if (digits == 0)
+		return FALSE;
+	*p = s;
+	*out = value;
+	return TRUE;
+}
+
+static gboolean
+parse_dec(const char **p, guint64 *out)
+{
+	const char *s = *p;
+	guint64 value = 0;
+
+	if (!g_ascii_isdigit(*s))
+		return FALSE;
+	while (g_ascii_isdigit(*s)) {
+		guint64 digit = (guint64)(*s - '0');
+
+		if (value > (G_MAXUINT64 - digit) / 10)
+			return FALSE;
+		value = value * 10 + digit;
+		s++;
+	}
+	*p = s;
+	*out = value;
+	return TRUE;
+}
+
+static gboolean
+expect_char(const char **p, char c)
+{
+	if (**p != c)
+		return FALSE;
+	(*p)++;
+	return TRUE;
+}
+
+/*
+ * The kernel writes a newline inside a file name as the four characters
+ * "\012" (seq_path escapes only '\n'). A literal backslash is not
+ * escaped, so a name that really contains "\012" is indistinguishable;
+ * such names do not occur in practice and are read as a newline too.
+ */
+static char *
+unescape_newlines(const char *s, size_t len)
+{
+	GString *out = g_string_sized_new(len);
+
+	for (size_t i = 0; i < len; i++) {
+		if (len - i >= 4 && memcmp(s + i, "\\012", 4) == 0) {
+			g_string_append_c(out, '\n');
+			i += 3;
+		} else {
+			g_string_append_c(out, s[i]);
+		}
+	}
+	return g_string_free(out, FALSE);
+}
+
+static gboolean
+parse_error(GError **error, const char *line, const char *what)
+{
+	g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+		    "bad maps line (%s): %.80s", what, line);
+	return FALSE;
+}
+
+/*
+ * A real line (the kernel pads with spaces up to the path column, and
+ * anonymous maps end right after the inode and one space):
+ *   7f0e1c200000-7f0e1c228000 r--p 00000000 fe:01 1049011   /usr/lib/x86_64-linux-gnu/libc.so.6
+ *   7ffcc2d12000-7ffcc2d33000 rw-p 00000000 00:00 0                          [stack]
+ *   5651b3f68000-5651b3f78000 rw-p 00000000 00:00 0
+ * Fields: start-end, perms (4 characters), offset (hex), major:minor
+ * (hex), inode (decimal), then the name up to the end of the line.
+ */
+gboolean
+proc_parse_maps_line(const char *line, ProcMap *out, GError **error)
+{
+	const char *p = line;
+	guint64 start, end, offset, major, minor, inode;
+	const char *name;
+	size_t len;
+	ProcMap map = { 0 };
+
+	g_return_val_if_fail(line != NULL, FALSE);
+	g_return_val_if_fail(out != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	if (!parse_hex(&p, &start) || !expect_char(&p, '-') || !parse_hex(&p, &end))
+		return parse_error(error, line, "address range");
+	if (end < start)
+		return parse_error(error, line, "end before start");
+	if (!expect_char(&p, ' '))
+		return parse_error(error, line, "address range");
+
+	for (int i = 0; i < 4; i++) {
+		if (*p == '\0' || *p == ' ' || *p == '\n')
+			return parse_error(error, line, "permissions");
+		p++;
+	}
+	if (!expect_char(&p, ' '))
+		return parse_error(error, line, "permissions");
+
+	if (!parse_hex(&p, &offset) || !expect_char(&p, ' '))
+		return parse_error(error, line, "offset");
+
+	if (!parse_hex(&p, &major) || !expect_char(&p, ':') ||
+	    !parse_hex(&p, &minor) || !expect_char(&p, ' ') ||
+	    major > G_MAXUINT || minor > G_MAXUINT)
+		return parse_error(error, line, "device");
+
+	if (!parse_dec(&p, &inode))
+		return parse_error(error, line, "inode");
+	if (*p != ' ' && *p != '\n' && *p != '\0')
+		return parse_error(error, line, "inode");
+
+	map.start = start;
+	map.end = end;
+	map.offset = offset;
+	map.dev_major = (guint)major;
+	map.dev_minor = (guint)minor;
+	map.inode = inode;
+
+	/* The name starts at the first non-space and runs to the end of the
+	 * line: spaces inside it and at its end belong to the name. */
+	while (*p == ' ')
+		p++;
+	name = p;
+	len = strlen(name);
+	if (len > 0 && name[len - 1] == '\n')
+		len--;
+
+	/* Anonymous, or a pseudo name: "[heap]", "[stack]", "[vdso]",
+	 * "[anon:...]", "anon_inode:...". Only absolute paths are files. */
+	if (len > 0 && name[0] == '/') {
+		if (has_suffix(name, len, DELETED_SUFFIX)) {
+			len -= strlen(DELETED_SUFFIX);
+			map.deleted = TRUE;
+		}
+		map.path = unescape_newlines(name, len);
+	}
+
+	*out = map;
+	return TRUE;
+}
+
+gboolean
+proc_read_maps(pid_t pid, GArray *maps, GError **error)
+{
+	g_autofree char *path = NULL;
+	g_autofree char *line = NULL;
+	g_autofree char *first_bad = NULL;
+	g_autoptr(GArray) found = NULL;
+	size_t cap = 0;
+	guint n_bad = 0;
+	FILE *file;
+	int fd;
+
+	g_return_val_if_fail(maps != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	path = g_strdup_printf("%s/%d/maps", proc_get_root(), (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int saved = errno;
+
+		g_set_error(error, PROC_ERROR,
+			    saved == ENOENT || saved == ESRCH ? PROC_ERROR_GONE : PROC_ERROR_IO,
+			    "cannot open %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+	file = fdopen(fd, "r");
+	if (!file) {
+		int saved = errno;
+
+		close(fd);
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+			    "cannot read %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+
+	/* Collected apart and appended only when the whole file was read, so
+	 * a failure never leaves half a process in the caller's array. */
+	found = g_array_new(FALSE, FALSE, sizeof(ProcMap));
+	g_array_set_clear_func(found, proc_map_clear);
+
+	/* getline() because a maps line has no length limit (a path may be
+	 * up to PATH_MAX, more after escaping). /proc files report size 0,
+	 * so reading to EOF is the only way to get them whole. */
+	errno = 0;
+	while (getline(&line, &cap, file) >= 0) {
+		ProcMap map;
+
+		if (!proc_parse_maps_line(line, &map, NULL)) {
+			if (n_bad++ == 0)
+				first_bad = g_strdup(line);
+			continue;
+		}
+		if (!map.path) {
+			proc_map_clear(&map);
+			continue;
+		}
+		g_array_append_val(found, map);
+	}
+	if (ferror(file)) {
+		int saved = errno;
+
+		fclose(file);
+		g_set_error(error, PROC_ERROR,
+			    saved == ESRCH ? PROC_ERROR_GONE : PROC_ERROR_IO,
+			    "cannot read %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+	fclose(file);
+
+	if (n_bad > 0)
+		g_debug("%s: %u malformed lines skipped, the first: %.120s",
+			path, n_bad, g_strchomp(first_bad));
+
+	/* Move the entries over; the path pointers change owner. */
+	if (found->len > 0) {
+		g_array_append_vals(maps, found->data, found->len);
+		g_array_set_clear_func(found, NULL);
+	}
+	return TRUE;
+}
+
+/* ---- executables -------------------------------------------------------- */
+
+/*
+ * Only a trailing " (deleted)" is the kernel's mark: d_path() appends it
+ * once, at the very end, to a file that was unlinked. A "(deleted)"
+ * anywhere else is part of a real directory or file name
+ * ("/opt/x (deleted)/bin/foo") and is kept, so that path is modelled as
+ * it is. A file whose name itself ends in " (deleted)" cannot be told
+ * apart and is taken as the deleted original.
+ */
+char *
+proc_sanitize_exe(const char *raw)
+{
+	size_t len;
+	const char *mark;
+
+	if (!raw || raw[0] != '/')
+		return NULL;  /* "", "-", relative, or a pseudo name */
+	if (g_str_has_prefix(raw, MEMFD_PREFIX))
+		return NULL;  /* anonymous memory, nothing to read ahead */
+
+	len = strlen(raw);
+	if (has_suffix(raw, len, DELETED_SUFFIX))
+		len -= strlen(DELETED_SUFFIX);
+
+	/* prelink rewrites a binary as "NAME.#prelink#.XXXXXX" and renames
+	 * it over NAME; a process started in between runs the temporary
+	 * name. It is the same program, so it counts as NAME. The mark must
+	 * be in the last component, or it is part of a directory name. */
+	mark = g_strstr_len(raw, (gssize)len, PRELINK_MARK);
+	if (mark && !memchr(mark, '/', len - (size_t)(mark - raw)))
+		len = (size_t)(mark - raw);
+
+	if (len <= 1)
+		return NULL;  /* nothing left but "/" */
+	return g_strndup(raw, len);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+/*
+ * A real file:
+ *   MemTotal:       24576000 kB
+ *   MemFree:        20123456 kB
+ *   MemAvailable:   23000000 kB
+ *   Buffers:           12345 kB
+ *   Cached:          2345678 kB
+ */
+gboolean
+proc_parse_meminfo(const char *text, ProcMemstat *out, GError **error)
+{
+	ProcMemstat stat = { 0 };
+	struct {
+		const char *key;
+		guint64 *value;
+		gboolean found;
+	} keys[] = {
+		{ "MemTotal", &stat.total, FALSE },
+		{ "MemFree", &stat.free, FALSE },
+		{ "Cached", &stat.cached, FALSE },
+		{ "Buffers", &stat.buffers, FALSE },
+		{ "MemAvailable", &stat.available, FALSE },
+	};
+	enum { K_TOTAL, K_FREE, K_CACHED, K_BUFFERS, K_AVAILABLE };
+	g_auto(GStrv) lines = NULL;
+
+	g_return_val_if_fail(text != NULL, FALSE);
+	g_return_val_if_fail(out != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		const char *colon = strchr(*l, ':');
+		const char *p;
+		guint64 value;
+
+		if (!colon)
+			continue;
+		for (guint k = 0; k < G_N_ELEMENTS(keys); k++) {
+			size_t klen = strlen(keys[k].key);
+
+			if ((size_t)(colon - *l) != klen || strncmp(*l, keys[k].key, klen) != 0)
+				continue;
+			p = colon + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (!parse_dec(&p, &value)) {
+				g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+					    "meminfo: bad value for %s: %.80s", keys[k].key, *l);
+				return FALSE;
+			}
+			*keys[k].value = value;
+			keys[k].found = TRUE;
+		}
+	}
+
+	for (guint k = K_TOTAL; k <= K_CACHED; k++) {
+		if (!keys[k].found) {
+			g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+				    "meminfo: no %s", keys[k].key);
+			return FALSE;
+		}
+	}
+	/* Kernels before 3.14 have no MemAvailable; what is free or only
+	 * holds clean cache is the usual estimate. */
+	if (!keys[K_AVAILABLE].found)
+		stat.available = stat.free + stat.cached + stat.buffers;
+
+	*out = stat;
+	return TRUE;
+}
+
+static gboolean
+memstat_libproc2(ProcMemstat *out, GError **error)
+{
+	struct meminfo_info *info = NULL;
+	ProcMemstat stat = { 0 };
+	struct {
+		enum meminfo_item item;
+		guint64 *value;
+	} items[] = {
+		{ MEMINFO_MEM_TOTAL, &stat.total },
+		{ MEMINFO_MEM_FREE, &stat.free },
+		{ MEMINFO_MEM_CACHED, &stat.cached },
+		{ MEMINFO_MEM_BUFFERS, &stat.buffers },
+		{ MEMINFO_MEM_AVAILABLE, &stat.available },
+	};
+	int rc;
+
+	rc = procps_meminfo_new(&info);
+	if (rc < 0) {
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+			    "cannot read meminfo with libproc2: %s", g_strerror(-rc));
+		return FALSE;
+	}
+	/* procps_meminfo_get() rather than MEMINFO_GET(), which turns a
+	 * failed read into a silent 0. */
+	for (guint i = 0; i < G_N_ELEMENTS(items); i++) {
+		struct meminfo_result *result = procps_meminfo_get(info, items[i].item);
+
+		if (!result) {
+			procps_meminfo_unref(&info);
+			g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+				    "cannot read meminfo with libproc2");
+			return FALSE;
+		}
+		*items[i].value = result->result.ul_int;
+	}
+	procps_meminfo_unref(&info);
+
+	if (stat.total == 0) {
+		g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+			    "meminfo from libproc2 has no MemTotal");
+		return FALSE;
+	}
+	/* libproc2 reports a line the kernel lacks as 0; estimate as
+	 * proc_parse_meminfo() does. */
+	if (stat.available == 0)
+		stat.available = stat.free + stat.cached + stat.buffers;
+
+	*out = stat;
+	return TRUE;
+}
+
+gboolean
+proc_get_memstat(ProcMemstat *out, GError **error)
+{
+	g_autofree char *path = NULL;
+	g_autofree char *text = NULL;
+	g_autoptr(GError) local = NULL;
+
+	g_return_val_if_fail(out != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	if (proc_root_is_real())
+		return memstat_libproc2(out, error);
+
+	path = g_build_filename(proc_root, "meminfo", NULL);
+	if (!g_file_get_contents(path, &text, NULL, &local)) {
+		g_set_error(error, PROC_ERROR, PROC_ERROR_IO, "%s", local->message);
+		return FALSE;
+	}
+	return proc_parse_meminfo(text, out, error);
+}
