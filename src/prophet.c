@@ -1,4 +1,245 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The prophet turns what the model has learned into a shopping list for
+ * readahead, once per cycle: every chain bids, for each of its exes that
+ * is not running, the probability that the exe starts within the next
+ * 1.5 cycles; the bids combine into a score ln P(not needed) per exe and
+ * per map; the maps most likely needed are taken while they fit a memory
+ * budget derived from /proc/meminfo figures the caller passes in.
+ *
+ * Like the model it is pure arithmetic: no I/O, no clock, no logging, so
+ * every number can be checked by hand in the tests. The formulas are the
+ * ones at the top of prophet.h (from preload 0.6.4), with guards so that
+ * inconsistent counters (from an old or edited state file) give a finite,
+ * clamped score instead of NaN or -inf.
+ */
 #include "config.h"
 
 #include "prophet.h"
+
+#include <math.h>
+#include <string.h>
+
+/*
+ * Largest bid. A bid of exactly 1 would make ln(1 - p) = -inf, and one
+ * -inf would swamp every other score and survive every later sum; 1e-9
+ * short of certainty gives ln(1e-9) ~ -20.7, which still outranks any
+ * realistic bid.
+ */
+#define PROPHET_MAX_BID (1.0 - 1e-9)
+
+/*
+ * meminfo figures are KB; each term of the budget is at most 100 times
+ * one of them over 100. Capping each figure/100 here keeps the sum of
+ * three such terms inside gint64 even for absurd (hostile) inputs, and is
+ * still thousands of petabytes.
+ */
+#define PROPHET_KB_CAP (G_MAXINT64 / 400)
+
+static gint64
+budget_term(gint64 percent, guint64 kb)
+{
+	guint64 hundredths = kb / 100;  /* rounds down, as in 0.6.4 */
+
+	if (hundredths > (guint64)PROPHET_KB_CAP)
+		hundredths = PROPHET_KB_CAP;
+	return CLAMP(percent, -100, 100) * (gint64)hundredths;
+}
+
+guint64
+prophet_budget_kb(const Conf *conf, const ProcMemstat *mem)
+{
+	gint64 avail;
+
+	g_return_val_if_fail(conf != NULL, 0);
+	g_return_val_if_fail(mem != NULL, 0);
+
+	/*
+	 * The MemTotal and MemFree terms together cannot go below zero; the
+	 * Cached term is added after that (and may take it below zero again,
+	 * which means no budget at all).
+	 */
+	avail = budget_term(conf->memtotal, mem->total) +
+		budget_term(conf->memfree, mem->free);
+	avail = MAX(avail, 0);
+	avail += budget_term(conf->memcached, mem->cached);
+	return avail > 0 ? (guint64)avail : 0;
+}
+
+/* Adds ln(1 - p) for one bid, p clamped to [0, PROPHET_MAX_BID]. */
+static void
+bid_for(Exe *exe, double p)
+{
+	if (!(p > 0))  /* also NaN */
+		return;
+	exe->lnprob += log1p(-MIN(p, PROPHET_MAX_BID));
+}
+
+void
+prophet_bid(const Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation)
+{
+	const double *w;
+	double tau, corr, p_change;
+	int s;
+
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(markov != NULL);
+
+	s = markov->state;
+	if (s < MARKOV_NEITHER || s > MARKOV_BOTH)
+		return;
+	w = markov->weight[s];
+	tau = markov->time_to_leave[s];
+	/*
+	 * Nothing is known about leaving a state never left, and a mean
+	 * sojourn of a second or less is an artefact (real ones are at least
+	 * a cycle), not a basis for prediction.
+	 */
+	if (!(w[s] > 0) || !(tau > 1))
+		return;
+
+	/* A negative correlation is evidence too: either way they are linked. */
+	corr = usecorrelation ? fabs(markov_correlation(model, markov)) : 1.0;
+	/* P(leaving s within 1.5 cycles) for an exponential sojourn. */
+	p_change = -expm1(-1.5 * (double)cycle / tau);
+
+	/* P_next: the share of departures from s that led to y running. */
+	if (!exe_is_running(model, markov->a))
+		bid_for(markov->a, corr * p_change *
+			(w[MARKOV_A] + w[MARKOV_BOTH]) / (w[s] + 0.01));
+	if (!exe_is_running(model, markov->b))
+		bid_for(markov->b, corr * p_change *
+			(w[MARKOV_B] + w[MARKOV_BOTH]) / (w[s] + 0.01));
+}
+
+void
+prophet_score(Model *model, const Conf *conf)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+
+	g_hash_table_iter_init(&iter, model->maps);
+	while (g_hash_table_iter_next(&iter, &value, NULL))
+		((Map *)value)->lnprob = 0;
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		((Exe *)value)->lnprob = 0;
+
+	/* Each chain is in two exes' lists: bid from its a side only. */
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+
+		for (guint i = 0; i < exe->chains->len; i++) {
+			const Markov *markov = g_ptr_array_index(exe->chains, i);
+
+			if (markov->a == exe)
+				prophet_bid(model, markov, conf->cycle, conf->usecorrelation);
+		}
+	}
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const Exe *exe = value;
+		gboolean running = exe_is_running(model, exe);
+		/* P(exe needed soon), computed without cancellation. */
+		double needed = -expm1(exe->lnprob);
+
+		for (guint i = 0; i < exe->exemaps->len; i++) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+			double prob = em->prob;
+
+			if (running) {
+				/* Its pages are probably resident already. */
+				em->map->lnprob += 1;
+			} else if (prob >= 1) {
+				/* Always used: ln P(map not needed via exe) = exe's score. */
+				em->map->lnprob += exe->lnprob;
+			} else if (prob > 0) {
+				/*
+				 * Used with probability prob: needed via this exe with
+				 * probability prob * P(exe needed). prob < 1 keeps the
+				 * argument of log1p above -1.
+				 */
+				em->map->lnprob += log1p(-prob * needed);
+			}
+		}
+	}
+}
+
+/* Most likely needed first; ties by path, offset and length for a total order. */
+static gint
+compare_maps(gconstpointer pa, gconstpointer pb)
+{
+	const Map *a = *(Map *const *)pa;
+	const Map *b = *(Map *const *)pb;
+	int cmp;
+
+	if (a->lnprob < b->lnprob)
+		return -1;
+	if (a->lnprob > b->lnprob)
+		return 1;
+	/* Equal, or a NaN (which select skips): fall through to the names. */
+	cmp = strcmp(a->path, b->path);
+	if (cmp != 0)
+		return cmp;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	if (a->length != b->length)
+		return a->length < b->length ? -1 : 1;
+	return 0;
+}
+
+GPtrArray *
+prophet_select(const Model *model, guint64 budget_kb, guint64 *used_kb)
+{
+	g_autoptr(GPtrArray) sorted = NULL;
+	GPtrArray *chosen;
+	GHashTableIter iter;
+	gpointer key;
+	guint64 left = budget_kb;
+
+	if (used_kb)
+		*used_kb = 0;
+	g_return_val_if_fail(model != NULL, NULL);
+
+	/* Only maps worth reading: lnprob < 0 (this also drops NaN). */
+	sorted = g_ptr_array_sized_new(g_hash_table_size(model->maps));
+	g_hash_table_iter_init(&iter, model->maps);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		if (((const Map *)key)->lnprob < 0)
+			g_ptr_array_add(sorted, key);
+	}
+	g_ptr_array_sort(sorted, compare_maps);
+
+	/*
+	 * Greedy: a map that does not fit is skipped rather than ending the
+	 * selection (0.6.4 stopped there), so one large map does not keep
+	 * every smaller, less likely one out.
+	 */
+	chosen = g_ptr_array_new();
+	for (guint i = 0; i < sorted->len; i++) {
+		Map *map = g_ptr_array_index(sorted, i);
+		guint64 kb = map->length / 1024 + (map->length % 1024 != 0);
+
+		if (kb > left)
+			continue;
+		left -= kb;
+		g_ptr_array_add(chosen, map);
+	}
+
+	if (used_kb)
+		*used_kb = budget_kb - left;
+	return chosen;
+}
+
+double
+prophet_exe_probability(const Exe *exe)
+{
+	g_return_val_if_fail(exe != NULL, 0.0);
+
+	return -expm1(exe->lnprob);
+}

@@ -415,6 +415,25 @@ START_TEST(test_markov_simultaneous)
 	ck_assert_double_eq_tol(m->weight[3][0], 1, TOL);
 	ck_assert_double_eq_tol(m->time_to_leave[3], 15, TOL);
 	ck_assert_double_eq_tol(weight_sum(m), 4, TOL);
+
+	/*
+	 * Once per (chain, instant) even if the flags move in between: at 40
+	 * a is seen first (0 -> 1 after 15 s), then b at the same instant is
+	 * ignored rather than recorded as a zero-length stay in 1.
+	 */
+	a->running_timestamp = 40;
+	model->last_running_timestamp = 40;
+	markov_state_changed(model, m, 40);
+	ck_assert_int_eq(m->state, MARKOV_A);
+	b->running_timestamp = 40;
+	markov_state_changed(model, m, 40);
+	ck_assert_int_eq(m->state, MARKOV_A);
+	ck_assert_int_eq(m->change_timestamp, 40);
+	ck_assert_double_eq_tol(m->weight[0][0], 2, TOL);
+	ck_assert_double_eq_tol(m->weight[0][1], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[0], 12.5, TOL);  /* (10+15)/2 */
+	ck_assert_double_eq_tol(m->weight[1][1], 0, TOL);
+	ck_assert_double_eq_tol(weight_sum(m), 6, TOL);
 }
 END_TEST
 

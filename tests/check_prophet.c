@@ -1,13 +1,541 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for src/prophet.c. */
+/*
+ * Tests for src/prophet.c: bids, exe and map scores on hand-built chains,
+ * the memory budget and the greedy selection, each against numbers worked
+ * out by hand (or with a pocket calculator) in the comments.
+ */
 #include "config.h"
 
 #include "testutil.h"
 #include "prophet.h"
 
-START_TEST(test_placeholder)
+#include <math.h>
+
+#define TOL 1e-12
+
+/* ---- helpers ---- */
+
+/* A stopped exe already in the model, without chains. */
+static Exe *
+add_exe(Model *model, const char *path)
 {
-	ck_assert_int_eq(1, 1);
+	Exe *exe = exe_new(path, FALSE, 0);
+
+	model_add_exe(model, exe, 0, FALSE);
+	return exe;
+}
+
+/* Makes exe run as of the last scan (at time 10 in these tests). */
+static void
+set_running(Model *model, Exe *exe)
+{
+	model->last_running_timestamp = 10;
+	exe->running_timestamp = 10;
+}
+
+static Map *
+add_map(Model *model, Exe *exe, const char *path, guint64 offset,
+	guint64 length, double prob)
+{
+	exe_add_map(model, exe, map_new(path, offset, length, 0), prob);
+	return model_lookup_map(model, path, offset, length);
+}
+
+/*
+ * The chain used by the bid tests: both stopped (state 0), left 4 times
+ * with a mean sojourn of 30 s, to "a only" twice, "b only" once and
+ * "both" once.
+ */
+static Markov *
+bid_chain(Model *model, Exe **a, Exe **b)
+{
+	Markov *m;
+
+	*a = add_exe(model, "/usr/bin/a");
+	*b = add_exe(model, "/usr/bin/b");
+	m = markov_new(model, *a, *b, 0, FALSE);
+	m->state = MARKOV_NEITHER;
+	m->weight[0][0] = 4;
+	m->weight[0][1] = 2;
+	m->weight[0][2] = 1;
+	m->weight[0][3] = 1;
+	m->time_to_leave[0] = 30;
+	return m;
+}
+
+/* ---- bids ---- */
+
+START_TEST(test_bid_plain)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/*
+	 * cycle 20: P_change = 1 - exp(-1.5*20/30) = 1 - 1/e = 0.6321205588285577
+	 * a: P_next = (W01 + W03) / (W00 + 0.01) = 3/4.01
+	 *    ln(1 - 0.63212056 * 3/4.01) = ln(1 - 0.47290815) = -0.6403804548298226
+	 * b: P_next = (W02 + W03) / 4.01 = 2/4.01
+	 *    ln(1 - 0.63212056 * 2/4.01) = ln(1 - 0.31527210) = -0.3787337446950685
+	 */
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298226, TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950685, TOL);
+
+	/* Bids add up: a second identical bid doubles the score. */
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq_tol(a->lnprob, 2 * -0.6403804548298226, TOL);
+	ck_assert_double_eq_tol(prophet_exe_probability(a),
+				1 - exp(2 * -0.6403804548298226), TOL);
+}
+END_TEST
+
+START_TEST(test_bid_correlation)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/*
+	 * t=100, A=40, B=50, X=30: rho = 1/sqrt(6) = 0.4082482904638630
+	 * a: ln(1 - rho * 0.47290815) = -0.21451084963023428
+	 * b: ln(1 - rho * 0.31527210) = -0.13777959836099415
+	 */
+	model->time = 100;
+	a->time = 40;
+	b->time = 50;
+	m->time = 30;
+	prophet_bid(model, m, 20, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.13777959836099415, TOL);
+
+	/* A negative correlation of the same size bids the same: |rho|. */
+	a->lnprob = b->lnprob = 0;
+	m->time = 10;  /* (1000 - 2000) / sqrt(6e6) = -1/sqrt(6) */
+	ck_assert_double_eq_tol(markov_correlation(model, m), -1 / sqrt(6.0), TOL);
+	prophet_bid(model, m, 20, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
+
+	/* No correlation (a never ran): no bid at all. */
+	a->lnprob = b->lnprob = 0;
+	a->time = 0;
+	prophet_bid(model, m, 20, TRUE);
+	ck_assert_double_eq(a->lnprob, 0);
+	ck_assert_double_eq(b->lnprob, 0);
+}
+END_TEST
+
+START_TEST(test_bid_skips)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/* A state never left tells nothing. */
+	m->weight[0][0] = 0;
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq(a->lnprob, 0);
+	ck_assert_double_eq(b->lnprob, 0);
+
+	/* Nor does a sojourn of a second or less. */
+	m->weight[0][0] = 4;
+	m->time_to_leave[0] = 1;
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq(a->lnprob, 0);
+
+	/* A corrupt state number is ignored, not an out-of-bounds read. */
+	m->time_to_leave[0] = 30;
+	m->state = 7;
+	prophet_bid(model, m, 20, FALSE);
+	m->state = -1;
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq(a->lnprob, 0);
+	ck_assert_double_eq(b->lnprob, 0);
+}
+END_TEST
+
+START_TEST(test_bid_running_exe)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/*
+	 * Only a runs (state 1), left twice with a mean of 40 s: once to
+	 * "b only", once to "both". Only b bids:
+	 *   P_change = 1 - exp(-1.5*20/40) = 0.5276334472589853
+	 *   P_next = (W12 + W13) / (W11 + 0.01) = 2/2.01
+	 *   ln(1 - 0.52763345 * 2/2.01) = ln(1 - 0.52500841) = -0.7444581703310502
+	 */
+	set_running(model, a);
+	m->state = MARKOV_A;
+	m->weight[1][1] = 2;
+	m->weight[1][2] = 1;
+	m->weight[1][3] = 1;
+	m->time_to_leave[1] = 40;
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq(a->lnprob, 0);
+	ck_assert_double_eq_tol(b->lnprob, log(1 - (1 - exp(-0.75)) * 2 / 2.01), TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.7444581703310502, TOL);
+}
+END_TEST
+
+START_TEST(test_bid_clamped)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/*
+	 * Inconsistent counters (W01 > W00) and a certain change (tau 2 s,
+	 * cycle 3600): p = 100/4.01 > 1 is clamped to 1 - 1e-9, so the
+	 * score is ln(1e-9) = -20.72326583694641, not NaN or -inf.
+	 */
+	m->weight[0][1] = 100;
+	m->time_to_leave[0] = 2;
+	prophet_bid(model, m, 3600, FALSE);
+	ck_assert(isfinite(a->lnprob));
+	ck_assert_double_eq_tol(a->lnprob, -20.72326583694641, 1e-6);
+
+	/* Negative weights give a negative p: no bid, never a positive score. */
+	a->lnprob = 0;
+	m->weight[0][1] = -50;
+	m->weight[0][3] = 0;
+	prophet_bid(model, m, 3600, FALSE);
+	ck_assert_double_eq(a->lnprob, 0);
+}
+END_TEST
+
+/* ---- scores ---- */
+
+START_TEST(test_score)
+{
+	g_autoptr(Model) model = model_new();
+	Conf conf = { .cycle = 20, .usecorrelation = FALSE };
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+	Exe *c = add_exe(model, "/usr/bin/c");
+	Markov *ab = markov_new(model, a, b, 0, FALSE);
+	Markov *ac = markov_new(model, a, c, 0, FALSE);
+	Markov *bc = markov_new(model, b, c, 0, FALSE);
+	Map *shared, *half, *only_a, *only_b;
+
+	shared = add_map(model, a, "/usr/lib/libshared.so", 0, 8192, 1.0);
+	exe_add_map(model, c, map_new("/usr/lib/libshared.so", 0, 8192, 0), 1.0);
+	half = add_map(model, c, "/usr/lib/libhalf.so", 0, 4096, 0.5);
+	only_a = add_map(model, a, "/usr/lib/liba.so", 0, 4096, 1.0);
+	only_b = add_map(model, b, "/usr/lib/libb.so", 4096, 4096, 1.0);
+
+	/*
+	 * a runs. Chains:
+	 *   ab: state 1, never left (W11 = 0): no bid.
+	 *   ac: state 1, W11=2 W12=1 W13=1 tau1=40: c bids
+	 *       p1 = (1 - exp(-0.75)) * 2/2.01 = 0.5250084052328212
+	 *   bc: state 0, W00=3 W01=1 W02=1 tau0=60: b and c each bid
+	 *       p2 = (1 - exp(-0.5)) * 1/3.01 = 0.13072071105892577
+	 * b: ln(1 - p2) = -0.14009081416532276
+	 * c: ln(1 - p1) + ln(1 - p2) = -0.884548984496373 (two chains combined)
+	 */
+	set_running(model, a);
+	ab->state = MARKOV_A;
+	ac->state = MARKOV_A;
+	ac->weight[1][1] = 2;
+	ac->weight[1][2] = 1;
+	ac->weight[1][3] = 1;
+	ac->time_to_leave[1] = 40;
+	bc->state = MARKOV_NEITHER;
+	bc->weight[0][0] = 3;
+	bc->weight[0][1] = 1;
+	bc->weight[0][2] = 1;
+	bc->time_to_leave[0] = 60;
+
+	/* Stale values from an earlier cycle are reset first. */
+	a->lnprob = -5;
+	shared->lnprob = -7;
+
+	for (int round = 0; round < 2; round++) {
+		prophet_score(model, &conf);
+		ck_assert_double_eq(a->lnprob, 0);
+		ck_assert_double_eq_tol(b->lnprob, -0.14009081416532276, TOL);
+		ck_assert_double_eq_tol(c->lnprob, -0.884548984496373, TOL);
+		ck_assert_double_eq_tol(prophet_exe_probability(c), 0.5870996442478, 1e-12);
+
+		/*
+		 * shared: +1 for running a, plus c's score: 0.11545101550362702
+		 * half:   c uses it half the time: ln(1 - 0.5 * 0.5870996442478)
+		 *         = -0.34750259898169034
+		 * only_a: +1; only_b: b's score.
+		 */
+		ck_assert_double_eq_tol(shared->lnprob, 0.11545101550362702, TOL);
+		ck_assert_double_eq_tol(half->lnprob, -0.34750259898169034, TOL);
+		ck_assert_double_eq_tol(only_a->lnprob, 1.0, TOL);
+		ck_assert_double_eq_tol(only_b->lnprob, -0.14009081416532276, TOL);
+	}
+
+	/* Only maps with a negative score, most likely first. */
+	{
+		guint64 used;
+		g_autoptr(GPtrArray) sel = prophet_select(model, 1000, &used);
+
+		ck_assert_uint_eq(sel->len, 2);
+		ck_assert_ptr_eq(g_ptr_array_index(sel, 0), half);
+		ck_assert_ptr_eq(g_ptr_array_index(sel, 1), only_b);
+		ck_assert_uint_eq(used, 8);
+	}
+}
+END_TEST
+
+START_TEST(test_score_correlation)
+{
+	g_autoptr(Model) model = model_new();
+	Conf conf = { .cycle = 20, .usecorrelation = TRUE };
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+	Map *ma = add_map(model, a, "/usr/lib/liba.so", 0, 4096, 1.0);
+
+	/* As in test_bid_correlation: a's score is -0.21451084963023428. */
+	model->time = 100;
+	a->time = 40;
+	b->time = 50;
+	m->time = 30;
+	prophet_score(model, &conf);
+	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
+	ck_assert_double_eq_tol(ma->lnprob, -0.21451084963023428, TOL);
+
+	/* The cycle comes from the configuration: 40 s gives 1 - exp(-2). */
+	conf.cycle = 40;
+	conf.usecorrelation = FALSE;
+	prophet_score(model, &conf);
+	ck_assert_double_eq_tol(a->lnprob, log(1 - (1 - exp(-2.0)) * 3 / 4.01), TOL);
+}
+END_TEST
+
+START_TEST(test_score_prob_edges)
+{
+	g_autoptr(Model) model = model_new();
+	Conf conf = { .cycle = 20, .usecorrelation = FALSE };
+	Exe *a, *b;
+	Map *never, *always;
+
+	bid_chain(model, &a, &b);
+	never = add_map(model, a, "/usr/lib/never.so", 0, 4096, 0.0);
+	always = add_map(model, a, "/usr/lib/always.so", 0, 4096, 1.0);
+	/* A probability above 1 (corrupt state) counts as 1, not as NaN. */
+	exe_add_map(model, b, map_new("/usr/lib/always.so", 0, 4096, 0), 7.5);
+
+	prophet_score(model, &conf);
+	ck_assert_double_eq(never->lnprob, 0);
+	ck_assert_double_eq_tol(always->lnprob,
+				-0.6403804548298226 + -0.3787337446950685, TOL);
+}
+END_TEST
+
+/* ---- budget ---- */
+
+START_TEST(test_budget)
+{
+	Conf conf = { .memtotal = -10, .memfree = 50, .memcached = 0 };
+	ProcMemstat mem = { .total = 8000000, .free = 2000000, .cached = 3000000 };
+
+	/* Defaults: -10 * 80000 + 50 * 20000 = -800000 + 1000000 = 200000. */
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 200000);
+
+	/* Little free memory: -800000 + 500000 < 0 -> 0. */
+	mem.free = 1000000;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 0);
+
+	/* The cached term is added after the max: 0 + 10 * 30000. */
+	conf.memcached = 10;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 300000);
+
+	/* A negative total is no budget: 10 * 10000 - 50 * 30000 -> 0. */
+	conf.memtotal = 0;
+	conf.memfree = 10;
+	conf.memcached = -50;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 0);
+
+	/* Divisions round down: 2099/100 = 20. */
+	conf.memtotal = 0;
+	conf.memfree = 100;
+	conf.memcached = 0;
+	mem.free = 2099;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 2000);
+	mem.free = 99;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 0);
+}
+END_TEST
+
+START_TEST(test_budget_clamped)
+{
+	Conf conf = { .memtotal = -500, .memfree = 150, .memcached = 1000 };
+	ProcMemstat mem = { .total = 1000, .free = 2050, .cached = 300 };
+
+	/* Clamped to -100, 100, 100: -100*10 + 100*20 = 1000; + 100*3 = 1300. */
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 1300);
+
+	conf.memcached = G_MININT64;  /* -> -100: 1000 - 300 = 700 */
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 700);
+
+	/*
+	 * Absurd figures must not overflow (UBSan would abort): each
+	 * figure/100 is capped at G_MAXINT64/400.
+	 */
+	conf.memtotal = 0;
+	conf.memfree = 100;
+	conf.memcached = 100;
+	mem.free = G_MAXUINT64;
+	mem.cached = G_MAXUINT64;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem),
+			  (guint64)(200 * (G_MAXINT64 / 400)));
+
+	mem.free = 0;
+	mem.cached = 0;
+	mem.total = G_MAXUINT64;
+	conf.memtotal = -100;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 0);
+}
+END_TEST
+
+/* ---- selection ---- */
+
+/*
+ * Maps, in the order the prophet must rank them:
+ *   A  -3.0  /usr/lib/a      4096 B ->  4 KB
+ *   B  -2.0  /usr/lib/b     10241 B -> 11 KB
+ *   D  -2.0  /usr/lib/c @0   2048 B ->  2 KB   (same score: path, then offset)
+ *   C  -2.0  /usr/lib/c @4096 1000 B -> 1 KB
+ *   E  -1.0  /usr/lib/e      1025 B ->  2 KB
+ * and two that are never taken: F 0.0, G +0.5.
+ */
+typedef struct {
+	Model *model;
+	Map *A, *B, *C, *D, *E, *F, *G;
+} Shop;
+
+static void
+shop_init(Shop *s)
+{
+	Exe *x;
+
+	s->model = model_new();
+	x = add_exe(s->model, "/usr/bin/x");
+	/* Registered in scrambled order: the hash order must not matter. */
+	s->G = add_map(s->model, x, "/usr/lib/g", 0, 4096, 1);
+	s->E = add_map(s->model, x, "/usr/lib/e", 0, 1025, 1);
+	s->C = add_map(s->model, x, "/usr/lib/c", 4096, 1000, 1);
+	s->A = add_map(s->model, x, "/usr/lib/a", 0, 4096, 1);
+	s->F = add_map(s->model, x, "/usr/lib/f", 0, 4096, 1);
+	s->D = add_map(s->model, x, "/usr/lib/c", 0, 2048, 1);
+	s->B = add_map(s->model, x, "/usr/lib/b", 0, 10241, 1);
+	s->A->lnprob = -3;
+	s->B->lnprob = -2;
+	s->C->lnprob = -2;
+	s->D->lnprob = -2;
+	s->E->lnprob = -1;
+	s->F->lnprob = 0;
+	s->G->lnprob = 0.5;
+}
+
+static void
+assert_selection(Shop *s, guint64 budget, guint64 want_used, Map *const *want)
+{
+	guint64 used = 12345;
+	g_autoptr(GPtrArray) sel = prophet_select(s->model, budget, &used);
+	guint n = 0;
+
+	for (; want[n]; n++) {
+		ck_assert_uint_lt(n, sel->len);
+		ck_assert_str_eq(((Map *)g_ptr_array_index(sel, n))->path, want[n]->path);
+		ck_assert_ptr_eq(g_ptr_array_index(sel, n), want[n]);
+	}
+	ck_assert_uint_eq(sel->len, n);
+	ck_assert_uint_eq(used, want_used);
+}
+
+START_TEST(test_select_greedy)
+{
+	Shop s;
+
+	shop_init(&s);
+	{
+		/* All five, never F or G: 4+11+2+1+2 = 20 KB. */
+		Map *const all[] = { s.A, s.B, s.D, s.C, s.E, NULL };
+		/* 16: A (12 left), B (1 left), D skipped, C (0 left), E skipped. */
+		Map *const b16[] = { s.A, s.B, s.C, NULL };
+		/* 5: A (1 left), B and D skipped, C (0 left). */
+		Map *const b5[] = { s.A, s.C, NULL };
+		/* 3: A skipped, B skipped, D (1 left), C (0 left). */
+		Map *const b3[] = { s.D, s.C, NULL };
+		/* 19: A, B (4 left), D (2 left), C (1 left), E (2 KB) skipped: 18 used. */
+		Map *const b19[] = { s.A, s.B, s.D, s.C, NULL };
+		Map *const none[] = { NULL };
+
+		assert_selection(&s, 1000000, 20, all);
+		assert_selection(&s, G_MAXUINT64, 20, all);
+		assert_selection(&s, 20, 20, all);
+		assert_selection(&s, 19, 18, b19);
+		assert_selection(&s, 16, 16, b16);
+		assert_selection(&s, 5, 5, b5);
+		assert_selection(&s, 3, 3, b3);
+		assert_selection(&s, 0, 0, none);
+	}
+	model_free(s.model);
+}
+END_TEST
+
+START_TEST(test_select_rounding)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = add_exe(model, "/usr/bin/x");
+	Map *exact = add_map(model, x, "/usr/lib/exact", 0, 1024, 1);
+	Map *over = add_map(model, x, "/usr/lib/over", 0, 1025, 1);
+	Map *nan_map = add_map(model, x, "/usr/lib/nan", 0, 1, 1);
+	guint64 used;
+
+	/* 1024 B is 1 KB and fits a budget of 1; 1025 B is 2 KB and does not. */
+	exact->lnprob = -1;
+	over->lnprob = -2;
+	nan_map->lnprob = NAN;
+	{
+		g_autoptr(GPtrArray) sel = prophet_select(model, 1, &used);
+
+		ck_assert_uint_eq(sel->len, 1);
+		ck_assert_ptr_eq(g_ptr_array_index(sel, 0), exact);
+		ck_assert_uint_eq(used, 1);
+	}
+	{
+		/* NaN is never selected; NULL used_kb is allowed. */
+		g_autoptr(GPtrArray) sel = prophet_select(model, 100, NULL);
+
+		ck_assert_uint_eq(sel->len, 2);
+		ck_assert_ptr_eq(g_ptr_array_index(sel, 0), over);
+		ck_assert_ptr_eq(g_ptr_array_index(sel, 1), exact);
+	}
+}
+END_TEST
+
+START_TEST(test_select_empty)
+{
+	g_autoptr(Model) model = model_new();
+	guint64 used = 99;
+	g_autoptr(GPtrArray) sel = prophet_select(model, 100, &used);
+
+	ck_assert_uint_eq(sel->len, 0);
+	ck_assert_uint_eq(used, 0);
+}
+END_TEST
+
+START_TEST(test_exe_probability)
+{
+	g_autoptr(Exe) exe = exe_new("/usr/bin/x", FALSE, 0);
+
+	exe->lnprob = 0;
+	ck_assert_double_eq(prophet_exe_probability(exe), 0);
+	exe->lnprob = log(0.25);
+	ck_assert_double_eq_tol(prophet_exe_probability(exe), 0.75, TOL);
+	/* Tiny scores keep their precision (no 1 - exp cancellation). */
+	exe->lnprob = -1e-12;
+	ck_assert_double_eq_tol(prophet_exe_probability(exe), 1e-12, 1e-24);
 }
 END_TEST
 
@@ -15,10 +543,34 @@ static Suite *
 prophet_suite(void)
 {
 	Suite *s = suite_create("prophet");
-	TCase *tc = tcase_create("core");
+	TCase *tc;
 
-	tcase_add_test(tc, test_placeholder);
+	tc = tcase_create("bid");
+	tcase_add_test(tc, test_bid_plain);
+	tcase_add_test(tc, test_bid_correlation);
+	tcase_add_test(tc, test_bid_skips);
+	tcase_add_test(tc, test_bid_running_exe);
+	tcase_add_test(tc, test_bid_clamped);
 	suite_add_tcase(s, tc);
+
+	tc = tcase_create("score");
+	tcase_add_test(tc, test_score);
+	tcase_add_test(tc, test_score_correlation);
+	tcase_add_test(tc, test_score_prob_edges);
+	tcase_add_test(tc, test_exe_probability);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("budget");
+	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_budget_clamped);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("select");
+	tcase_add_test(tc, test_select_greedy);
+	tcase_add_test(tc, test_select_rounding);
+	tcase_add_test(tc, test_select_empty);
+	suite_add_tcase(s, tc);
+
 	return s;
 }
 
