@@ -1,4 +1,408 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Spy: turns what runs into model changes.
+ *
+ * The scan only observes: it marks the known executables it sees as
+ * running (at the scan time), lists those whose running state flipped,
+ * and remembers one pid for each executable it has never seen. Nothing
+ * is read from the maps yet, because a process that just started has not
+ * mapped its libraries. The update, half a cycle later, applies the
+ * flips to the chains, reads the maps of the new executables and admits
+ * those big enough, and accounts running time, in that order: changed
+ * exes first so that the chains of new exes start from current change
+ * times (0.6.4 did it the other way round and recorded stale
+ * transitions).
+ *
+ * The Spy object only holds what the scan found until the update
+ * consumes it; the model stays the one source of truth. Scan times are
+ * expected to increase: "running" means "seen by the scan at
+ * model->last_running_timestamp".
+ */
 #include "config.h"
 
 #include "spy.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "proc.h"
+
+#define MEMFD_PREFIX "/memfd:"
+
+/* An executable seen for the first time, and the process to read it from. */
+typedef struct NewExe {
+	char *path;           /* sanitized exe path, owned */
+	pid_t pid;            /* the first process seen running it */
+} NewExe;
+
+struct Spy {
+	SpyMapsFunc maps_func;    /* where maps of new exes come from */
+	gpointer maps_data;
+
+	/* pending between the scan and the update */
+	gint64 scan_time;         /* model time of the last scan, -1 none */
+	GHashTable *seen;         /* Exe * seen by the scan in progress */
+	GPtrArray *seen_order;    /* the same, in the order seen */
+	GPtrArray *changed;       /* char * paths of exes that started or stopped */
+	GHashTable *new_paths;    /* path -> NewExe * (in new_exes), for dedup */
+	GPtrArray *new_exes;      /* NewExe *, in the order first seen, owned */
+
+	SpyStats stats;
+};
+
+static void
+new_exe_free(gpointer data)
+{
+	NewExe *ne = data;
+
+	g_free(ne->path);
+	g_free(ne);
+}
+
+static gboolean
+proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
+		 gpointer user_data, GError **error)
+{
+	(void)exe_path;
+	(void)user_data;
+	return proc_read_maps(pid, maps, error);
+}
+
+Spy *
+spy_new(void)
+{
+	Spy *spy = g_new0(Spy, 1);
+
+	spy->maps_func = proc_maps_source;
+	spy->scan_time = -1;
+	spy->seen = g_hash_table_new(NULL, NULL);
+	spy->seen_order = g_ptr_array_new();
+	spy->changed = g_ptr_array_new_with_free_func(g_free);
+	spy->new_paths = g_hash_table_new(g_str_hash, g_str_equal);
+	spy->new_exes = g_ptr_array_new_with_free_func(new_exe_free);
+	return spy;
+}
+
+void
+spy_free(Spy *spy)
+{
+	if (!spy)
+		return;
+	g_hash_table_unref(spy->seen);
+	g_ptr_array_unref(spy->seen_order);
+	g_ptr_array_unref(spy->changed);
+	g_hash_table_unref(spy->new_paths);
+	g_ptr_array_unref(spy->new_exes);
+	g_free(spy);
+}
+
+void
+spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data)
+{
+	g_return_if_fail(spy != NULL);
+
+	spy->maps_func = func ? func : proc_maps_source;
+	spy->maps_data = func ? user_data : NULL;
+}
+
+const SpyStats *
+spy_get_stats(const Spy *spy)
+{
+	g_return_val_if_fail(spy != NULL, NULL);
+
+	return &spy->stats;
+}
+
+static void
+clear_pending(Spy *spy)
+{
+	g_hash_table_remove_all(spy->seen);
+	g_ptr_array_set_size(spy->seen_order, 0);
+	g_ptr_array_set_size(spy->changed, 0);
+	g_hash_table_remove_all(spy->new_paths);
+	g_ptr_array_set_size(spy->new_exes, 0);
+}
+
+/* ---- the scan ----------------------------------------------------------- */
+
+void
+spy_begin_scan(Spy *spy, Model *model, gint64 now)
+{
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+
+	/* A scan not followed by an update is superseded, not merged: the
+	 * chains learn from the current state at the next update anyway. */
+	clear_pending(spy);
+	spy->scan_time = now;
+	spy->stats.processes = 0;
+}
+
+void
+spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char *raw_exe)
+{
+	g_autofree char *path = NULL;
+	Exe *exe;
+
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+
+	spy->stats.processes++;
+
+	path = proc_sanitize_exe(raw_exe);
+	if (!path || !conf_prefix_accepts(conf->exeprefix, path))
+		return;
+
+	exe = model_lookup_exe(model, path);
+	if (exe) {
+		/* Many processes may run one exe; the first one decides. */
+		if (!g_hash_table_add(spy->seen, exe))
+			return;
+		g_ptr_array_add(spy->seen_order, exe);
+		/* Decided before running_timestamp is moved to this scan. */
+		if (!exe_is_running(model, exe))
+			g_ptr_array_add(spy->changed, g_strdup(exe->path));
+		exe->running_timestamp = spy->scan_time;
+		exe->update_time = spy->scan_time;
+		return;
+	}
+
+	if (g_hash_table_contains(model->bad_exes, path) ||
+	    g_hash_table_contains(spy->new_paths, path))
+		return;
+
+	{
+		NewExe *ne = g_new0(NewExe, 1);
+
+		ne->path = g_steal_pointer(&path);
+		ne->pid = pid;
+		g_ptr_array_add(spy->new_exes, ne);
+		g_hash_table_insert(spy->new_paths, ne->path, ne);
+	}
+}
+
+void
+spy_end_scan(Spy *spy, Model *model, gint64 now)
+{
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+
+	/* The scan time set by spy_begin_scan() is the one that counts; now
+	 * is the same in the daemon and in a replay. */
+	(void)now;
+
+	/* Running at the last scan and not seen by this one: stopped. */
+	for (guint i = 0; i < model->running->len; i++) {
+		Exe *exe = g_ptr_array_index(model->running, i);
+
+		if (!g_hash_table_contains(spy->seen, exe))
+			g_ptr_array_add(spy->changed, g_strdup(exe->path));
+	}
+
+	g_ptr_array_set_size(model->running, 0);
+	for (guint i = 0; i < spy->seen_order->len; i++)
+		g_ptr_array_add(model->running, g_ptr_array_index(spy->seen_order, i));
+	model->last_running_timestamp = spy->scan_time;
+
+	/* The exes may be freed before the next scan; keep no pointers. */
+	g_hash_table_remove_all(spy->seen);
+	g_ptr_array_set_size(spy->seen_order, 0);
+
+	spy->stats.changed = spy->changed->len;
+}
+
+typedef struct {
+	pid_t pid;
+	char *exe;
+} SeenProcess;
+
+static void
+seen_process_clear(gpointer data)
+{
+	g_free(((SeenProcess *)data)->exe);
+}
+
+static void
+collect_process(pid_t pid, const char *exe, gpointer user_data)
+{
+	GArray *processes = user_data;
+	SeenProcess p = { pid, g_strdup(exe) };
+
+	g_array_append_val(processes, p);
+}
+
+gboolean
+spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError **error)
+{
+	g_autoptr(GArray) processes = NULL;
+
+	g_return_val_if_fail(spy != NULL, FALSE);
+	g_return_val_if_fail(model != NULL, FALSE);
+	g_return_val_if_fail(conf != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	/*
+	 * The list is read whole before the model is touched: a listing that
+	 * fails half way must not make every exe it did not reach look
+	 * stopped.
+	 */
+	processes = g_array_new(FALSE, FALSE, sizeof(SeenProcess));
+	g_array_set_clear_func(processes, seen_process_clear);
+	if (!proc_foreach_exe(collect_process, processes, error))
+		return FALSE;
+
+	spy_begin_scan(spy, model, now);
+	for (guint i = 0; i < processes->len; i++) {
+		SeenProcess *p = &g_array_index(processes, SeenProcess, i);
+
+		spy_saw_process(spy, model, conf, p->pid, p->exe);
+	}
+	spy_end_scan(spy, model, now);
+	return TRUE;
+}
+
+/* ---- the update --------------------------------------------------------- */
+
+/*
+ * Whether path is a regular file now, asked once per path and update.
+ * lstat() because the kernel reports maps by their resolved path: a
+ * symlink there now means the file was replaced since, and following it
+ * could read something else entirely. Devices, FIFOs and sockets can
+ * block or have side effects when read.
+ */
+static gboolean
+is_regular_file(GHashTable *cache, const char *path)
+{
+	gpointer cached;
+	GStatBuf st;
+	gboolean regular;
+
+	if (g_hash_table_lookup_extended(cache, path, NULL, &cached))
+		return GPOINTER_TO_INT(cached);
+	regular = g_lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	g_hash_table_insert(cache, g_strdup(path), GINT_TO_POINTER(regular));
+	return regular;
+}
+
+static gboolean
+map_is_wanted(const Conf *conf, GHashTable *stat_cache, const ProcMap *m)
+{
+	return m->path != NULL &&
+	       !m->deleted &&
+	       !g_str_has_prefix(m->path, MEMFD_PREFIX) &&
+	       m->end > m->start &&
+	       conf_prefix_accepts(conf->mapprefix, m->path) &&
+	       is_regular_file(stat_cache, m->path);
+}
+
+static void
+admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
+	      const NewExe *ne, gint64 now)
+{
+	g_autoptr(GArray) maps = NULL;
+	g_autoptr(GArray) kept = NULL;
+	g_autoptr(GError) error = NULL;
+	guint64 size = 0;
+	Exe *exe;
+
+	maps = g_array_new(FALSE, FALSE, sizeof(ProcMap));
+	g_array_set_clear_func(maps, proc_map_clear);
+	if (!spy->maps_func(ne->pid, ne->path, maps, spy->maps_data, &error)) {
+		if (g_error_matches(error, PROC_ERROR, PROC_ERROR_GONE)) {
+			/* Retried when a process running it is seen again. */
+			spy->stats.gone++;
+			g_debug("new exe %s: pid %d exited before its maps were read",
+				ne->path, (int)ne->pid);
+		} else {
+			g_debug("new exe %s: cannot read the maps of pid %d: %s, ignoring",
+				ne->path, (int)ne->pid, error ? error->message : "unknown error");
+		}
+		return;
+	}
+
+	kept = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint i = 0; i < maps->len; i++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, i);
+
+		if (!map_is_wanted(conf, stat_cache, m))
+			continue;
+		g_array_append_val(kept, i);
+		size += m->end - m->start;
+	}
+
+	if (size < (guint64)MAX(conf->minsize, 0)) {
+		BadExe *bad = g_new0(BadExe, 1);
+
+		bad->size = size;
+		bad->time = now;
+		g_hash_table_replace(model->bad_exes, g_strdup(ne->path), bad);
+		spy->stats.too_small++;
+		g_debug("new exe %s: %" G_GUINT64_FORMAT " bytes in %u maps, below minsize, "
+			"not modelled for now", ne->path, size, kept->len);
+		return;
+	}
+
+	exe = exe_new(ne->path, TRUE, spy->scan_time);
+	for (guint k = 0; k < kept->len; k++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, g_array_index(kept, guint, k));
+		guint64 length = m->end - m->start;
+		Map *map = model_lookup_map(model, m->path, m->offset, length);
+
+		if (map)
+			map->update_time = MAX(map->update_time, now);
+		else
+			map = map_new(m->path, m->offset, length, now);
+		exe_add_map(model, exe, map, 1.0);
+	}
+	g_debug("new exe %s: admitted with %u maps, %" G_GUINT64_FORMAT " bytes",
+		ne->path, exe->exemaps->len, size);
+	model_add_exe(model, exe, spy->scan_time, TRUE);
+	spy->stats.admitted++;
+}
+
+void
+spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
+{
+	g_autoptr(GHashTable) stat_cache = NULL;
+
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+
+	spy->stats.admitted = 0;
+	spy->stats.too_small = 0;
+	spy->stats.gone = 0;
+
+	/* 1. Starts and stops, at the time they were observed. */
+	for (guint i = 0; i < spy->changed->len; i++) {
+		Exe *exe = model_lookup_exe(model, g_ptr_array_index(spy->changed, i));
+
+		if (exe)
+			model_exe_changed(model, exe, spy->scan_time);
+	}
+
+	/* 2. New executables, in the order the scan met them, so that a
+	 *    replay builds the same chains. */
+	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	for (guint i = 0; i < spy->new_exes->len; i++) {
+		const NewExe *ne = g_ptr_array_index(spy->new_exes, i);
+
+		/* Admitted or found too small since the scan (a replay may
+		 * feed the same path twice). */
+		if (model_lookup_exe(model, ne->path) ||
+		    g_hash_table_contains(model->bad_exes, ne->path))
+			continue;
+		admit_new_exe(spy, model, conf, stat_cache, ne, now);
+	}
+
+	/* The scan is consumed: a second update must not apply it again. */
+	clear_pending(spy);
+
+	/* 3. Running time, then forget old verdicts on small exes. */
+	model_account(model, now);
+	model_expire_bad_exes(model, now, conf->autosave);
+	model->dirty = TRUE;
+}

@@ -1,13 +1,766 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for src/spy.c. */
+/*
+ * Tests for src/spy.c: scans of a fake /proc whose maps point at real
+ * files in a temporary directory, and scripted scans (begin / saw / end)
+ * at hand-picked model times, checked against hand-computed admissions,
+ * bad exes, chain weights and running times.
+ */
 #include "config.h"
 
 #include "testutil.h"
+#include "proc.h"
 #include "spy.h"
 
-START_TEST(test_placeholder)
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *root;        /* the temporary directory */
+static char *proc_dir;    /* ROOT/proc, the fake /proc */
+static Conf *conf;
+static Model *model;
+static Spy *spy;
+
+/* ROOT/rel, owned by the caller. */
+static char *
+at(const char *rel)
 {
-	ck_assert_int_eq(1, 1);
+	return g_build_filename(root, rel, NULL);
+}
+
+/* A regular file of `size` bytes at ROOT/rel. */
+static void
+make_file(const char *rel, gsize size)
+{
+	g_autofree char *path = at(rel);
+	g_autofree char *contents = g_malloc0(size + 1);
+
+	memset(contents, 'x', size);
+	tu_write_file(path, contents);
+}
+
+static void
+set_list(char ***field, const char *value)
+{
+	g_strfreev(*field);
+	*field = g_strsplit(value, ";", -1);
+}
+
+static void
+setup(void)
+{
+	g_autofree char *exeprefix = NULL;
+	g_autofree char *mapprefix = NULL;
+
+	root = tu_make_tempdir();
+	proc_dir = at("proc");
+	g_assert(g_mkdir_with_parents(proc_dir, 0755) == 0);
+	proc_set_root(proc_dir);
+
+	conf = conf_new();
+	exeprefix = g_strdup_printf("!%s/bin/skip/;%s/bin/;!/", root, root);
+	mapprefix = g_strdup_printf("!%s/files/private/;%s/files/;%s/bin/;!/", root, root, root);
+	set_list(&conf->exeprefix, exeprefix);
+	set_list(&conf->mapprefix, mapprefix);
+	conf->minsize = 10000;
+	conf->autosave = 100;
+
+	model = model_new();
+	spy = spy_new();
+}
+
+static void
+teardown(void)
+{
+	g_clear_pointer(&spy, spy_free);
+	g_clear_pointer(&model, model_free);
+	g_clear_pointer(&conf, conf_free);
+	proc_set_root(NULL);
+	tu_rm_rf(root);
+	g_clear_pointer(&proc_dir, g_free);
+	g_clear_pointer(&root, g_free);
+}
+
+/* One maps line for ROOT/rel (or an absolute path when rel starts with '/'). */
+static char *
+maps_line(guint64 start, guint64 end, guint64 offset, const char *rel)
+{
+	g_autofree char *path = rel[0] == '/' ? g_strdup(rel) : at(rel);
+
+	return g_strdup_printf("%08" G_GINT64_MODIFIER "x-%08" G_GINT64_MODIFIER "x r-xp %08"
+			       G_GINT64_MODIFIER "x 08:02 4242      %s\n",
+			       start, end, offset, path);
+}
+
+static void
+add_line(GString *maps, guint64 start, guint64 end, guint64 offset, const char *rel)
+{
+	g_autofree char *line = maps_line(start, end, offset, rel);
+
+	g_string_append(maps, line);
+}
+
+/* A process in the fake /proc: PID/exe -> exe, PID/maps = maps. */
+static void
+add_process(int pid, const char *exe, const char *maps)
+{
+	g_autofree char *dir = g_strdup_printf("%s/%d", proc_dir, pid);
+	g_autofree char *link = g_build_filename(dir, "exe", NULL);
+	g_autofree char *maps_path = g_build_filename(dir, "maps", NULL);
+
+	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+	ck_assert_msg(symlink(exe, link) == 0, "symlink: %s", g_strerror(errno));
+	tu_write_file(maps_path, maps);
+}
+
+static void
+remove_process(int pid)
+{
+	g_autofree char *dir = g_strdup_printf("%s/%d", proc_dir, pid);
+
+	tu_rm_rf(dir);
+}
+
+static void
+scan(gint64 now)
+{
+	g_autoptr(GError) error = NULL;
+
+	ck_assert_msg(spy_scan(spy, model, conf, now, &error), "%s", error ? error->message : "");
+}
+
+static Exe *
+lookup(const char *rel)
+{
+	g_autofree char *path = at(rel);
+
+	return model_lookup_exe(model, path);
+}
+
+static gboolean
+is_bad(const char *rel, BadExe **out)
+{
+	g_autofree char *path = at(rel);
+	BadExe *bad = g_hash_table_lookup(model->bad_exes, path);
+
+	if (out)
+		*out = bad;
+	return bad != NULL;
+}
+
+static gboolean
+in_running(const Exe *exe)
+{
+	for (guint i = 0; i < model->running->len; i++)
+		if (g_ptr_array_index(model->running, i) == exe)
+			return TRUE;
+	return FALSE;
+}
+
+/* ---- admission from a fake /proc ----------------------------------------- */
+
+START_TEST(test_admission)
+{
+	g_autoptr(GString) maps_a = NULL;
+	g_autofree char *maps_b = NULL;
+	g_autofree char *exe_a = at("bin/a");
+	g_autofree char *exe_b = at("bin/b");
+	g_autofree char *fifo = at("files/fifo");
+	g_autofree char *link = at("files/link.so");
+	g_autofree char *lib1 = at("files/lib1.so");
+	const SpyStats *stats = spy_get_stats(spy);
+	BadExe *bad;
+	Exe *a;
+	Map *map;
+
+	make_file("bin/a", 70000);
+	make_file("files/lib1.so", 40000);
+	make_file("files/small.so", 5000);
+	make_file("files/private/secret.so", 9000);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink(lib1, link), 0);
+
+	maps_a = g_string_new("00400000-00401000 rw-p 00000000 00:00 0 \n"); /* anonymous */
+	add_line(maps_a, 0x1000, 0x5000, 0, "bin/a");                    /* 16384: kept */
+	add_line(maps_a, 0x5000, 0x6000, 0x4000, "bin/a");               /* 4096: kept */
+	add_line(maps_a, 0x10000, 0x18000, 0, "files/lib1.so");          /* 32768: kept */
+	g_string_append(maps_a, "01a2b000-01a4c000 rw-p 00000000 00:00 0   [heap]\n");
+	add_line(maps_a, 0x20000, 0x30000, 0, "files/gone.so (deleted)"); /* deleted */
+	add_line(maps_a, 0x30000, 0x40000, 0, "/memfd:jit (deleted)");   /* memfd */
+	add_line(maps_a, 0x40000, 0x50000, 0, "files/fifo");             /* not regular */
+	add_line(maps_a, 0x50000, 0x60000, 0, "files/link.so");          /* a symlink */
+	add_line(maps_a, 0x60000, 0x70000, 0, "files/missing.so");       /* no such file */
+	add_line(maps_a, 0x70000, 0x80000, 0, "files/private/secret.so"); /* !mapprefix */
+	add_line(maps_a, 0x80000, 0x90000, 0, "/etc/passwd");            /* !/ */
+	g_string_append(maps_a, "garbage line\n");
+	add_process(100, exe_a, maps_a->str);
+
+	maps_b = maps_line(0x1000, 0x2000, 0, "files/small.so");     /* 4096 < 10000 */
+	add_process(200, exe_b, maps_b);
+	add_process(300, "/usr/bin/outside", maps_b);                 /* !exeprefix */
+	add_process(400, "-", "");                                    /* unreadable */
+	{
+		g_autofree char *skip = at("bin/skip/tool");
+
+		add_process(500, skip, maps_b);                        /* !exeprefix */
+	}
+
+	scan(0);
+	ck_assert_uint_eq(stats->processes, 5);
+	ck_assert_uint_eq(stats->changed, 0);
+	ck_assert_ptr_null(lookup("bin/a"));   /* nothing admitted by the scan */
+
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(stats->admitted, 1);
+	ck_assert_uint_eq(stats->too_small, 1);
+	ck_assert_uint_eq(stats->gone, 0);
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 1);
+
+	a = lookup("bin/a");
+	ck_assert_ptr_nonnull(a);
+	/* 16384 + 4096 + 32768 = 53248 bytes in 3 maps. */
+	ck_assert_uint_eq(a->exemaps->len, 3);
+	ck_assert_uint_eq(a->size, 53248);
+	ck_assert_int_eq(a->running_timestamp, 0);
+	ck_assert_int_eq(a->change_timestamp, 0);
+	/* Accounted from 0 to 10 while running. */
+	ck_assert_double_eq(a->time, 10.0);
+	ck_assert_int_eq(a->update_time, 10);
+	ck_assert(exe_is_running(model, a));
+	ck_assert_uint_eq(model->running->len, 1);
+	ck_assert(in_running(a));
+	ck_assert_int_eq(model->last_running_timestamp, 0);
+	ck_assert(model->dirty);
+
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 3);
+	map = model_lookup_map(model, exe_a, 0x4000, 0x1000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_int_eq(map->refcount, 1);
+	ck_assert_int_eq(map->update_time, 10);
+	ck_assert_ptr_nonnull(model_lookup_map(model, exe_a, 0, 0x4000));
+	ck_assert_ptr_nonnull(model_lookup_map(model, lib1, 0, 0x8000));
+
+	ck_assert(is_bad("bin/b", &bad));
+	ck_assert_uint_eq(bad->size, 4096);
+	ck_assert_int_eq(bad->time, 10);
+	ck_assert_uint_eq(g_hash_table_size(model->bad_exes), 1);
+}
+END_TEST
+
+/* Maps shared by two exes are one Map with two references. */
+START_TEST(test_shared_maps)
+{
+	g_autofree char *exe_a = at("bin/a");
+	g_autofree char *exe_c = at("bin/c");
+	g_autofree char *lib = at("files/lib1.so");
+	g_autofree char *maps = maps_line(0x10000, 0x18000, 0, "files/lib1.so");
+	Map *map;
+
+	make_file("files/lib1.so", 40000);
+	add_process(100, exe_a, maps);
+	add_process(101, exe_c, maps);
+
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(spy_get_stats(spy)->admitted, 2);
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 1);
+	map = model_lookup_map(model, lib, 0, 0x8000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_int_eq(map->refcount, 2);
+	/* Both admitted in one update: one chain between them. */
+	ck_assert_uint_eq(model->n_chains, 1);
+}
+END_TEST
+
+/* ---- bad exes expire ------------------------------------------------------ */
+
+typedef struct {
+	guint calls;
+	GHashTable *per_exe;   /* path -> calls */
+	GError *fail_with;     /* when set, every call fails with a copy */
+} CountingSource;
+
+static gboolean
+counting_source(pid_t pid, const char *exe_path, GArray *maps,
+		gpointer user_data, GError **error)
+{
+	CountingSource *src = user_data;
+	guint n = GPOINTER_TO_UINT(g_hash_table_lookup(src->per_exe, exe_path));
+
+	src->calls++;
+	g_hash_table_insert(src->per_exe, g_strdup(exe_path), GUINT_TO_POINTER(n + 1));
+	if (src->fail_with) {
+		g_propagate_error(error, g_error_copy(src->fail_with));
+		return FALSE;
+	}
+	return proc_read_maps(pid, maps, error);
+}
+
+static guint
+calls_for(CountingSource *src, const char *rel)
+{
+	g_autofree char *path = at(rel);
+
+	return GPOINTER_TO_UINT(g_hash_table_lookup(src->per_exe, path));
+}
+
+START_TEST(test_bad_exe_expiry)
+{
+	g_autofree char *exe_b = at("bin/b");
+	g_autofree char *small = maps_line(0x1000, 0x2000, 0, "files/b.so");   /* 4096 */
+	g_autofree char *big = maps_line(0x1000, 0x4000, 0, "files/b.so");     /* 12288 */
+	CountingSource src = { 0 };
+	BadExe *bad;
+	gint64 t;
+
+	src.per_exe = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	spy_set_maps_source(spy, counting_source, &src);
+	make_file("files/b.so", 20000);
+	add_process(200, exe_b, small);
+
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(spy_get_stats(spy)->too_small, 1);
+	ck_assert(is_bad("bin/b", &bad));
+	ck_assert_int_eq(bad->time, 10);
+	ck_assert_uint_eq(calls_for(&src, "bin/b"), 1);
+
+	/* It grows meanwhile, but the verdict stands until it expires. */
+	remove_process(200);
+	add_process(200, exe_b, big);
+
+	/*
+	 * autosave = 100: the verdict from 10 is dropped by the first update
+	 * with now - 10 > 100, i.e. at 130 (110 - 10 = 100 keeps it). Scans
+	 * at 20, 40, ..., 120 skip it without reading its maps.
+	 */
+	for (t = 20; t <= 120; t += 20) {
+		scan(t);
+		ck_assert_uint_eq(spy_get_stats(spy)->processes, 1);
+		spy_update_model(spy, model, conf, t + 10);
+		ck_assert_uint_eq(spy_get_stats(spy)->too_small, 0);
+		ck_assert_uint_eq(spy_get_stats(spy)->admitted, 0);
+		ck_assert_uint_eq(calls_for(&src, "bin/b"), 1);
+		if (t + 10 <= 110)
+			ck_assert(is_bad("bin/b", NULL));
+	}
+	/* Expired by the update at 130. */
+	ck_assert(!is_bad("bin/b", NULL));
+	ck_assert_ptr_null(lookup("bin/b"));
+
+	/* Seen again at 140, read again at 150, now big enough. */
+	scan(140);
+	spy_update_model(spy, model, conf, 150);
+	ck_assert_uint_eq(calls_for(&src, "bin/b"), 2);
+	ck_assert_uint_eq(spy_get_stats(spy)->admitted, 1);
+	ck_assert_ptr_nonnull(lookup("bin/b"));
+	ck_assert_uint_eq(lookup("bin/b")->size, 12288);
+	ck_assert_int_eq(lookup("bin/b")->running_timestamp, 140);
+
+	g_hash_table_unref(src.per_exe);
+}
+END_TEST
+
+/* ---- processes that exit before the update -------------------------------- */
+
+START_TEST(test_gone_then_admitted)
+{
+	g_autofree char *exe_c = at("bin/c");
+	g_autofree char *maps = maps_line(0x1000, 0x9000, 0, "files/c.so");   /* 32768 */
+	const SpyStats *stats = spy_get_stats(spy);
+	Exe *c;
+
+	make_file("files/c.so", 40000);
+	add_process(300, exe_c, maps);
+	scan(0);
+	remove_process(300);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(stats->gone, 1);
+	ck_assert_uint_eq(stats->admitted, 0);
+	ck_assert_ptr_null(lookup("bin/c"));
+	ck_assert(!is_bad("bin/c", NULL));
+
+	/* Not running at 20: nothing to do. */
+	scan(20);
+	ck_assert_uint_eq(stats->processes, 0);
+	spy_update_model(spy, model, conf, 30);
+	ck_assert_uint_eq(stats->gone, 0);
+	ck_assert_uint_eq(stats->admitted, 0);
+
+	/* Runs again (another pid) at 40: admitted at 50 as of the scan. */
+	add_process(301, exe_c, maps);
+	scan(40);
+	spy_update_model(spy, model, conf, 50);
+	ck_assert_uint_eq(stats->admitted, 1);
+	c = lookup("bin/c");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(c->running_timestamp, 40);
+	ck_assert_int_eq(c->change_timestamp, 40);
+	ck_assert_uint_eq(c->size, 32768);
+	/* Accounting ran at 10 and 30 with nothing running, then 30..50. */
+	ck_assert_double_eq(c->time, 20.0);
+}
+END_TEST
+
+/* ---- chains, from scripted scans ------------------------------------------ */
+
+/*
+ * A maps source that needs no process: every exe ROOT/bin/NAME maps
+ * ROOT/files/NAME.so, 0x10000 bytes from offset 0.
+ */
+static gboolean
+scripted_source(pid_t pid, const char *exe_path, GArray *maps,
+		gpointer user_data, GError **error)
+{
+	g_autofree char *base = g_path_get_basename(exe_path);
+	g_autofree char *rel = g_strconcat("files/", base, ".so", NULL);
+	ProcMap m = { 0 };
+
+	(void)pid;
+	(void)error;
+	*(guint *)user_data += 1;
+	m.start = 0x100000;
+	m.end = 0x110000;
+	m.path = at(rel);
+	g_array_append_val(maps, m);
+	return TRUE;
+}
+
+/* One scripted scan at `now` seeing the given exes (ROOT/bin/NAME). */
+static void
+scripted_scan(gint64 now, const char *const *names)
+{
+	spy_begin_scan(spy, model, now);
+	for (int i = 0; names[i]; i++) {
+		g_autofree char *rel = g_strconcat("bin/", names[i], NULL);
+		g_autofree char *path = at(rel);
+
+		spy_saw_process(spy, model, conf, 1000 + i, path);
+	}
+	spy_end_scan(spy, model, now);
+}
+
+START_TEST(test_chain_weights)
+{
+	static const char *const only_a[] = { "a", NULL };
+	static const char *const a_b[] = { "a", "b", NULL };
+	static const char *const only_b[] = { "b", NULL };
+	static const char *const none[] = { NULL };
+	static const char *const a_twice_b[] = { "a", "a", "b", NULL };
+	const SpyStats *stats = spy_get_stats(spy);
+	guint reads = 0;
+	Exe *a, *b;
+	Markov *m;
+	double w[4][4] = { { 0 } };
+
+	make_file("files/a.so", 0x10000);
+	make_file("files/b.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+
+	/* 0: A runs. Admitted at 10, accounted 0..10. */
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_double_eq(a->time, 10.0);
+
+	/*
+	 * 20: B starts. Its chain (a = A, b = B) starts in state 1 at A's
+	 * change time 0 and records B's start at 20: W[1][1] = W[1][3] = 1,
+	 * tau[1] = 20. Accounting 10..30: A 30, B 20, both 20.
+	 */
+	scripted_scan(20, a_b);
+	ck_assert_uint_eq(stats->changed, 0);
+	spy_update_model(spy, model, conf, 30);
+	b = lookup("bin/b");
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(a->chains->len, 1);
+	m = g_ptr_array_index(a->chains, 0);
+	ck_assert_ptr_eq(m->a, a);
+	ck_assert_ptr_eq(m->b, b);
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_double_eq(a->time, 30.0);
+	ck_assert_double_eq(b->time, 20.0);
+	ck_assert_double_eq(m->time, 20.0);
+
+	/* 60: A stops. 3 -> 2 after 40 s: W[3][3] = W[3][2] = 1, tau[3] = 40.
+	 * Accounting 30..70: B 60, A stays 30, both stays 20. */
+	scripted_scan(60, only_b);
+	ck_assert_uint_eq(stats->changed, 1);
+	ck_assert(!exe_is_running(model, a));
+	ck_assert(exe_is_running(model, b));
+	spy_update_model(spy, model, conf, 70);
+	ck_assert_int_eq(a->change_timestamp, 60);
+	ck_assert_int_eq(m->state, MARKOV_B);
+	ck_assert_double_eq(a->time, 30.0);
+	ck_assert_double_eq(b->time, 60.0);
+	ck_assert_double_eq(m->time, 20.0);
+
+	/* 80: B stops. 2 -> 0 after 20 s: W[2][2] = W[2][0] = 1, tau[2] = 20.
+	 * Accounting 70..90: nobody runs. */
+	scripted_scan(80, none);
+	ck_assert_uint_eq(stats->changed, 1);
+	ck_assert_uint_eq(model->running->len, 0);
+	spy_update_model(spy, model, conf, 90);
+	ck_assert_int_eq(m->state, MARKOV_NEITHER);
+	ck_assert_double_eq(b->time, 60.0);
+
+	/*
+	 * 140: both start (A in two processes: one change). One jump 0 -> 3
+	 * after 60 s: W[0][0] = W[0][3] = 1, tau[0] = 60. Accounting
+	 * 90..150: A 90, B 120, both 80.
+	 */
+	scripted_scan(140, a_twice_b);
+	ck_assert_uint_eq(stats->processes, 3);
+	ck_assert_uint_eq(stats->changed, 2);
+	ck_assert_uint_eq(model->running->len, 2);
+	spy_update_model(spy, model, conf, 150);
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_int_eq(m->change_timestamp, 140);
+	ck_assert_double_eq(a->time, 90.0);
+	ck_assert_double_eq(b->time, 120.0);
+	ck_assert_double_eq(m->time, 80.0);
+
+	/* 160: no change. Accounting 150..170: A 110, B 140, both 100. */
+	scripted_scan(160, a_b);
+	ck_assert_uint_eq(stats->changed, 0);
+	spy_update_model(spy, model, conf, 170);
+	ck_assert_double_eq(a->time, 110.0);
+	ck_assert_double_eq(b->time, 140.0);
+	ck_assert_double_eq(m->time, 100.0);
+	ck_assert_int_eq(a->update_time, 170);
+	ck_assert_int_eq(b->update_time, 170);
+
+	w[1][1] = 1; w[1][3] = 1;
+	w[3][3] = 1; w[3][2] = 1;
+	w[2][2] = 1; w[2][0] = 1;
+	w[0][0] = 1; w[0][3] = 1;
+	for (int s = 0; s < 4; s++)
+		for (int t = 0; t < 4; t++)
+			ck_assert_msg(m->weight[s][t] == w[s][t], "W[%d][%d] = %g, want %g",
+				      s, t, m->weight[s][t], w[s][t]);
+	ck_assert_double_eq(m->time_to_leave[0], 60.0);
+	ck_assert_double_eq(m->time_to_leave[1], 20.0);
+	ck_assert_double_eq(m->time_to_leave[2], 20.0);
+	ck_assert_double_eq(m->time_to_leave[3], 40.0);
+
+	/* Each exe's maps were read once, at admission. */
+	ck_assert_uint_eq(reads, 2);
+	ck_assert_uint_eq(model->n_chains, 1);
+}
+END_TEST
+
+/*
+ * A stops and B appears in the same scan. The stop is applied before B
+ * is admitted, so both change times are 20 and the new chain has nothing
+ * to learn: it starts in state 2 at 20 with no counts. (Admitting first
+ * would see A's stale change time 0 and invent a 0 -> 2 transition.)
+ */
+START_TEST(test_stop_and_new_same_scan)
+{
+	static const char *const only_a[] = { "a", NULL };
+	static const char *const only_b[] = { "b", NULL };
+	guint reads = 0;
+	Markov *m;
+	Exe *a;
+
+	make_file("files/a.so", 0x10000);
+	make_file("files/b.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	scripted_scan(20, only_b);
+	spy_update_model(spy, model, conf, 30);
+
+	a = lookup("bin/a");
+	ck_assert_int_eq(a->change_timestamp, 20);
+	ck_assert_uint_eq(a->chains->len, 1);
+	m = g_ptr_array_index(a->chains, 0);
+	ck_assert_int_eq(m->state, MARKOV_B);
+	ck_assert_int_eq(m->change_timestamp, 20);
+	for (int s = 0; s < 4; s++)
+		for (int t = 0; t < 4; t++)
+			ck_assert_msg(m->weight[s][t] == 0, "W[%d][%d] = %g", s, t, m->weight[s][t]);
+	/* Accounting 10..30: B ran (from its scan at 20), A did not. */
+	ck_assert_double_eq(a->time, 10.0);
+	ck_assert_double_eq(lookup("bin/b")->time, 20.0);
+	ck_assert_double_eq(m->time, 0.0);
+}
+END_TEST
+
+/* Raw exe names that sanitize to one exe count as one, once. */
+START_TEST(test_raw_names_one_exe)
+{
+	g_autofree char *path = at("bin/a");
+	g_autofree char *deleted = g_strconcat(path, " (deleted)", NULL);
+	g_autofree char *prelink = g_strconcat(path, ".#prelink#.k3Jx9Q", NULL);
+	g_autofree char *skipped = at("bin/skip/a");
+	guint reads = 0;
+	Exe *a;
+
+	make_file("files/a.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+
+	spy_begin_scan(spy, model, 0);
+	spy_saw_process(spy, model, conf, 10, path);
+	spy_saw_process(spy, model, conf, 11, deleted);
+	spy_saw_process(spy, model, conf, 12, prelink);
+	spy_saw_process(spy, model, conf, 13, "-");
+	spy_saw_process(spy, model, conf, 14, "");
+	spy_saw_process(spy, model, conf, 15, "/memfd:x (deleted)");
+	spy_saw_process(spy, model, conf, 16, skipped);
+	spy_end_scan(spy, model, 0);
+	ck_assert_uint_eq(spy_get_stats(spy)->processes, 7);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(reads, 1);
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 1);
+
+	/* Known now: the deleted name alone keeps it running, no change. */
+	a = lookup("bin/a");
+	spy_begin_scan(spy, model, 20);
+	spy_saw_process(spy, model, conf, 11, deleted);
+	spy_end_scan(spy, model, 20);
+	ck_assert_uint_eq(spy_get_stats(spy)->changed, 0);
+	ck_assert(exe_is_running(model, a));
+	ck_assert_int_eq(a->running_timestamp, 20);
+	ck_assert_int_eq(a->update_time, 20);
+}
+END_TEST
+
+/* ---- maps sources, odd timings -------------------------------------------- */
+
+START_TEST(test_source_errors)
+{
+	g_autofree char *exe_c = at("bin/c");
+	g_autofree char *maps = maps_line(0x1000, 0x9000, 0, "files/c.so");
+	CountingSource src = { 0 };
+	const SpyStats *stats = spy_get_stats(spy);
+
+	src.per_exe = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	src.fail_with = g_error_new_literal(PROC_ERROR, PROC_ERROR_IO, "permission denied");
+	make_file("files/c.so", 40000);
+	add_process(300, exe_c, maps);
+
+	/* An I/O error: skipped, neither gone nor bad, retried next cycle. */
+	spy_set_maps_source(spy, counting_source, &src);
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(stats->gone, 0);
+	ck_assert_uint_eq(stats->too_small, 0);
+	ck_assert_uint_eq(stats->admitted, 0);
+	ck_assert(!is_bad("bin/c", NULL));
+	ck_assert_uint_eq(src.calls, 1);
+
+	/* A second update without a scan applies nothing again. */
+	spy_update_model(spy, model, conf, 12);
+	ck_assert_uint_eq(src.calls, 1);
+
+	/* NULL restores /proc, which reads the fake tree. */
+	spy_set_maps_source(spy, NULL, NULL);
+	scan(20);
+	spy_update_model(spy, model, conf, 30);
+	ck_assert_uint_eq(src.calls, 1);
+	ck_assert_uint_eq(stats->admitted, 1);
+	ck_assert_uint_eq(lookup("bin/c")->size, 32768);
+
+	g_error_free(src.fail_with);
+	g_hash_table_unref(src.per_exe);
+}
+END_TEST
+
+START_TEST(test_admitted_meanwhile)
+{
+	g_autofree char *path = at("bin/a");
+	guint reads = 0;
+	Exe *exe;
+
+	spy_set_maps_source(spy, scripted_source, &reads);
+	spy_begin_scan(spy, model, 0);
+	spy_saw_process(spy, model, conf, 10, path);
+	spy_end_scan(spy, model, 0);
+
+	/* Someone (a state reload) adds it before the update. */
+	exe = exe_new(path, TRUE, 0);
+	model_add_exe(model, exe, 0, TRUE);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(reads, 0);
+	ck_assert_uint_eq(spy_get_stats(spy)->admitted, 0);
+	ck_assert_ptr_eq(lookup("bin/a"), exe);
+}
+END_TEST
+
+START_TEST(test_changed_exe_removed_meanwhile)
+{
+	static const char *const only_a[] = { "a", NULL };
+	static const char *const none[] = { NULL };
+	guint reads = 0;
+	Exe *a;
+
+	make_file("files/a.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+	ck_assert_ptr_nonnull(a);
+
+	/* It stops, and is removed from the model before the update. */
+	scripted_scan(20, none);
+	ck_assert_uint_eq(spy_get_stats(spy)->changed, 1);
+	model_remove_exe(model, a);
+	spy_update_model(spy, model, conf, 30);
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 0);
+}
+END_TEST
+
+START_TEST(test_scan_failure_keeps_model)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *gone = at("no-such-proc");
+	static const char *const only_a[] = { "a", NULL };
+	guint reads = 0;
+	Exe *a;
+
+	make_file("files/a.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+
+	/* The listing fails: nothing may look stopped. */
+	proc_set_root(gone);
+	ck_assert(!spy_scan(spy, model, conf, 20, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_IO));
+	ck_assert(exe_is_running(model, a));
+	ck_assert_int_eq(model->last_running_timestamp, 0);
+	ck_assert_uint_eq(model->running->len, 1);
+}
+END_TEST
+
+/* A known exe that the filter now rejects counts as stopped. */
+START_TEST(test_exeprefix_change)
+{
+	static const char *const only_a[] = { "a", NULL };
+	g_autofree char *reject = NULL;
+	guint reads = 0;
+	Exe *a;
+
+	make_file("files/a.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+
+	reject = g_strdup_printf("!%s/bin/a", root);
+	set_list(&conf->exeprefix, reject);
+	scripted_scan(20, only_a);
+	ck_assert_uint_eq(spy_get_stats(spy)->changed, 1);
+	ck_assert(!exe_is_running(model, a));
+	spy_update_model(spy, model, conf, 30);
+	ck_assert_int_eq(a->change_timestamp, 20);
+	/* Accounted 0..10 only. */
+	ck_assert_double_eq(a->time, 10.0);
 }
 END_TEST
 
@@ -17,7 +770,19 @@ spy_suite(void)
 	Suite *s = suite_create("spy");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_test(tc, test_placeholder);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_admission);
+	tcase_add_test(tc, test_shared_maps);
+	tcase_add_test(tc, test_bad_exe_expiry);
+	tcase_add_test(tc, test_gone_then_admitted);
+	tcase_add_test(tc, test_chain_weights);
+	tcase_add_test(tc, test_stop_and_new_same_scan);
+	tcase_add_test(tc, test_raw_names_one_exe);
+	tcase_add_test(tc, test_source_errors);
+	tcase_add_test(tc, test_admitted_meanwhile);
+	tcase_add_test(tc, test_changed_exe_removed_meanwhile);
+	tcase_add_test(tc, test_scan_failure_keeps_model);
+	tcase_add_test(tc, test_exeprefix_change);
 	suite_add_tcase(s, tc);
 	return s;
 }
