@@ -31,8 +31,8 @@ CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 CONF_INT(model, memtotal, -10, -100, 100, "percent",
 	"The memory budget for prefetching, in KB, is "
 	"max(0, memtotal% of MemTotal + memfree% of MemFree) + memcached% of "
-	"Cached, from /proc/meminfo, recomputed every cycle. Each percentage "
-	"is clamped to [-100, 100]. This key is the MemTotal term.")
+	"Cached, from /proc/meminfo, recomputed every cycle. This key is the "
+	"MemTotal term; a negative percentage subtracts.")
 
 CONF_INT(model, memfree, 50, -100, 100, "percent",
 	"The MemFree term of the memory budget (see memtotal).")
@@ -55,7 +55,8 @@ CONF_LIST(system, mapprefix, "/usr/;/lib;/var/cache/;!/",
 	"Which mapped files to learn and prefetch: a ';'-separated list of "
 	"path prefixes, tried in order; the first that matches decides, a "
 	"leading '!' rejects. A path no prefix matches is accepted; an empty "
-	"list accepts everything. Prefixes are raw: /lib also matches /lib64.")
+	"list accepts everything, so end the list with !/ to reject the rest. "
+	"Prefixes are raw: /lib also matches /lib64.")
 
 CONF_LIST(system, exeprefix, "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/",
 	"Which executables to learn, as a prefix list like mapprefix.")
@@ -65,7 +66,7 @@ CONF_INT(system, maxprocs, 30, 0, 1024, "threads",
 	"them one by one in the daemon's main thread. The old spelling "
 	"`processes` is accepted.")
 
-CONF_INT(system, sortstrategy, 3, 0, 3, "strategy",
+CONF_INT(system, sortstrategy, 3, 0, 3, "",
 	"Order of readahead requests: 0 none (for flash storage), 1 by path, "
 	"2 by inode, 3 by the file's first physical block (FIEMAP), which "
 	"minimises seeks on rotating disks.")
