@@ -537,21 +537,22 @@ conf_append_comment(GString *out, const char *text)
 }
 
 static const char *const conf_template_header[] = {
-	"preload.conf: the configuration of preload, the adaptive readahead "
-	"daemon. preload watches which programs run, learns which of them tend "
-	"to run together, and reads the files of those it expects to start "
-	"into the page cache before they are needed.",
+	/* in parentheses: each paragraph is one string, split for width */
+	("preload.conf: the configuration of preload, the adaptive readahead "
+	 "daemon. preload watches which programs run, learns which of them tend "
+	 "to run together, and reads the files of those it expects to start "
+	 "into the page cache before they are needed."),
 
-	"Every value shown below is the compiled-in default, so a key left out "
-	"(or a missing file) means the same thing. A value that is malformed or "
-	"out of range is reported in the log and ignored.",
+	("Every value shown below is the compiled-in default, so a key left out "
+	 "(or a missing file) means the same thing. A value that is malformed or "
+	 "out of range is reported in the log and ignored."),
 
-	"The syntax is that of GLib's GKeyFile (as in .desktop files): [group] "
-	"headers, key = value lines, comment lines starting with '#'. Booleans "
-	"are true or false; lists are separated by ';'.",
+	("The syntax is that of GLib's GKeyFile (as in .desktop files): [group] "
+	 "headers, key = value lines, comment lines starting with '#'. Booleans "
+	 "are true or false; lists are separated by ';'."),
 
-	"preload reads this file at start and again on SIGHUP. If the file "
-	"cannot be read or parsed on SIGHUP, the running configuration is kept.",
+	("preload reads this file at start and again on SIGHUP. If the file "
+	 "cannot be read or parsed on SIGHUP, the running configuration is kept."),
 };
 
 char *
