@@ -1,4 +1,1113 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The state file: the model's persisted fields on disk, so that what
+ * preload learned survives restarts.
+ *
+ * The format (doc/state-format.md) is tab-separated text, one record per
+ * line, that refers to maps and executables by indices assigned while
+ * writing. A final END line carries the record count and a SHA-256 of
+ * everything before it, so a file cut short by a crash or damaged on disk
+ * is recognised as such instead of being half-loaded.
+ *
+ * Loading streams the file a line at a time, so memory stays proportional
+ * to the model, not to the file, and builds the model through the model's
+ * own functions. Every problem is a GError that names the file and line;
+ * nothing here logs or aborts: the daemon decides (it moves a bad file
+ * aside and starts empty). The text format of preload 0.6.4 is imported
+ * too, so an upgrade keeps what the old daemon learned.
+ *
+ * Saving formats the whole file in memory, writes it to a temporary file
+ * beside the target, fsyncs it, renames it over the old file and fsyncs
+ * the directory: after a crash at any point the path holds either the old
+ * file or the new one, complete.
+ */
 #include "config.h"
 
 #include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+G_DEFINE_QUARK(preload-state-error-quark, state_error)
+
+#define STATE_TAG "PRELOAD-STATE"
+#define LEGACY_TAG "PRELOAD"  /* preload 0.6.4 and older */
+
+/* A MARKOV line: tag, a, b, time, 4 taus, 16 weights. */
+#define MAX_FIELDS 24
+
+/*
+ * No valid line comes near this: the longest is a record holding a URI of
+ * a PATH_MAX path with every byte escaped (3 * 4096 bytes). A longer line
+ * is garbage, and refusing it keeps a bad file from growing our buffer
+ * further than one such line.
+ */
+#define MAX_LINE_LENGTH (64 * 1024)
+
+/* Indices in the file are small non-negative integers used as hash keys. */
+#define MAX_INDEX G_MAXINT32
+
+/* ---- loading ---- */
+
+/* Records must appear in this order in the current format. */
+typedef enum {
+	SECTION_MAP,
+	SECTION_EXE,
+	SECTION_EXEMAP,
+	SECTION_MARKOV,
+	SECTION_BADEXE,
+} Section;
+
+static const char *const section_tags[] = {
+	[SECTION_MAP] = "MAP",
+	[SECTION_EXE] = "EXE",
+	[SECTION_EXEMAP] = "EXEMAP",
+	[SECTION_MARKOV] = "MARKOV",
+	[SECTION_BADEXE] = "BADEXE",
+};
+
+typedef struct {
+	const char *path;         /* for messages */
+	guint64 lineno;           /* line being parsed, from 1 */
+	gboolean legacy;          /* reading the 0.6.4 format */
+	Section section;          /* last section seen (current format) */
+	guint64 records;          /* record lines after the header */
+	Model *model;             /* being built */
+	/*
+	 * Maps of the file by index. A map is registered in the model (and
+	 * then owned by it) only when an EXEMAP uses it; the rest are freed
+	 * at the end, which drops maps that no executable uses.
+	 */
+	GHashTable *maps;         /* index -> Map * */
+	GHashTable *map_keys;     /* Map * set, by identity, for duplicates */
+	GHashTable *exes;         /* index -> Exe *, owned by the model */
+	GHashTable *chains;       /* Markov * set, by unordered pair */
+} Loader;
+
+static guint
+chain_pair_hash(gconstpointer p)
+{
+	const Markov *m = p;
+
+	/* XOR is symmetric, so (a, b) and (b, a) hash alike. */
+	return g_direct_hash(GSIZE_TO_POINTER(GPOINTER_TO_SIZE(m->a) ^ GPOINTER_TO_SIZE(m->b)));
+}
+
+static gboolean
+chain_pair_equal(gconstpointer pa, gconstpointer pb)
+{
+	const Markov *x = pa, *y = pb;
+
+	return (x->a == y->a && x->b == y->b) || (x->a == y->b && x->b == y->a);
+}
+
+static void
+loader_init(Loader *ld, const char *path)
+{
+	memset(ld, 0, sizeof(*ld));
+	ld->path = path;
+	ld->model = model_new();
+	ld->maps = g_hash_table_new(g_direct_hash, g_direct_equal);
+	ld->map_keys = g_hash_table_new(map_hash, map_equal);
+	ld->exes = g_hash_table_new(g_direct_hash, g_direct_equal);
+	ld->chains = g_hash_table_new(chain_pair_hash, chain_pair_equal);
+}
+
+/* Frees the loader and returns its model, or frees that too if !keep. */
+static Model *
+loader_finish(Loader *ld, gboolean keep)
+{
+	GHashTableIter iter;
+	gpointer value;
+	Model *model = ld->model;
+
+	/*
+	 * Unused maps were never registered, so nobody else frees them. This
+	 * must run before model_free(), which frees the registered ones.
+	 */
+	g_hash_table_iter_init(&iter, ld->maps);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Map *map = value;
+
+		if (map->refcount == 0)
+			map_free(map);
+	}
+	g_hash_table_unref(ld->maps);
+	g_hash_table_unref(ld->map_keys);
+	g_hash_table_unref(ld->exes);
+	g_hash_table_unref(ld->chains);
+	ld->model = NULL;
+
+	if (!keep) {
+		model_free(model);
+		return NULL;
+	}
+	model->dirty = FALSE;
+	return model;
+}
+
+static gboolean G_GNUC_PRINTF(4, 5)
+load_fail(const Loader *ld, GError **error, StateError code, const char *format, ...)
+{
+	g_autofree char *what = NULL;
+	va_list args;
+
+	va_start(args, format);
+	what = g_strdup_vprintf(format, args);
+	va_end(args);
+	g_set_error(error, STATE_ERROR, code, "%s:%" G_GUINT64_FORMAT ": %s",
+		    ld->path, ld->lineno, what);
+	return FALSE;
+}
+
+/* A field quoted for a message: escaped and cut short. */
+static char *
+quote_field(const char *field)
+{
+	g_autofree char *cut = g_strndup(field, 40);
+	g_autofree char *escaped = g_strescape(cut, NULL);
+
+	return g_strdup_printf("\"%s\"%s", escaped, strlen(field) > 40 ? "..." : "");
+}
+
+static gboolean
+bad_field(const Loader *ld, GError **error, const char *name, const char *field)
+{
+	g_autofree char *quoted = quote_field(field);
+
+	return load_fail(ld, error, STATE_ERROR_CORRUPT, "bad %s %s", name, quoted);
+}
+
+/*
+ * Number parsers. The GLib functions skip leading blanks and accept a
+ * sign; the format has neither (and strtoull would silently negate "-1"),
+ * so the first character must be a digit (or '-' where negatives are
+ * allowed), and the whole field must be consumed.
+ */
+static gboolean
+parse_int(const char *s, gint64 min, gint64 max, gint64 *out)
+{
+	char *end;
+	gint64 v;
+
+	if (!g_ascii_isdigit(s[0]) && !(s[0] == '-' && g_ascii_isdigit(s[1])))
+		return FALSE;
+	errno = 0;
+	v = g_ascii_strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return FALSE;
+	*out = v;
+	return TRUE;
+}
+
+static gboolean
+parse_uint(const char *s, guint64 max, guint64 *out)
+{
+	char *end;
+	guint64 v;
+
+	if (!g_ascii_isdigit(s[0]))
+		return FALSE;
+	errno = 0;
+	v = g_ascii_strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > max)
+		return FALSE;
+	*out = v;
+	return TRUE;
+}
+
+static gboolean
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!g_ascii_isdigit(s[0]) && !(s[0] == '-' && g_ascii_isdigit(s[1])))
+		return FALSE;
+	v = g_ascii_strtod(s, &end);
+	/*
+	 * Not errno: ERANGE also flags a harmless underflow to a tiny value;
+	 * overflow shows as infinity.
+	 */
+	if (*end != '\0' || !isfinite(v) || v < min || v > max)
+		return FALSE;
+	*out = v;
+	return TRUE;
+}
+
+static gboolean
+field_int(const Loader *ld, const char *field, const char *name,
+	  gint64 min, gint64 max, gint64 *out, GError **error)
+{
+	return parse_int(field, min, max, out) || bad_field(ld, error, name, field);
+}
+
+static gboolean
+field_uint(const Loader *ld, const char *field, const char *name,
+	   guint64 max, guint64 *out, GError **error)
+{
+	return parse_uint(field, max, out) || bad_field(ld, error, name, field);
+}
+
+static gboolean
+field_double(const Loader *ld, const char *field, const char *name,
+	     double min, double max, double *out, GError **error)
+{
+	return parse_double(field, min, max, out) || bad_field(ld, error, name, field);
+}
+
+static gboolean
+field_index(const Loader *ld, const char *field, const char *name, gint *out, GError **error)
+{
+	gint64 v;
+
+	if (!field_int(ld, field, name, 0, MAX_INDEX, &v, error))
+		return FALSE;
+	*out = (gint)v;
+	return TRUE;
+}
+
+/* The absolute path of a "file:///..." URI, or NULL with an error. */
+static char *
+field_path(const Loader *ld, const char *uri, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_autofree char *hostname = NULL;
+	g_autofree char *path = g_filename_from_uri(uri, &hostname, &local);
+
+	if (!path) {
+		load_fail(ld, error, STATE_ERROR_CORRUPT, "bad file URI: %s", local->message);
+		return NULL;
+	}
+	if (hostname) {
+		g_autofree char *quoted = quote_field(uri);
+
+		load_fail(ld, error, STATE_ERROR_CORRUPT, "file URI with a host name %s", quoted);
+		return NULL;
+	}
+	return g_steal_pointer(&path);
+}
+
+/*
+ * MAP <idx> <update_time> <offset> <length> <uri>
+ * (0.6.4: MAP <idx> <update_time> <offset> <length> -1 <uri>)
+ */
+static gboolean
+load_map(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint idx;
+	gint64 update_time;
+	guint64 offset, length;
+	g_autofree char *path = NULL;
+	Map *map;
+
+	if (!field_index(ld, f[1], "map index", &idx, error) ||
+	    !field_int(ld, f[2], "update time", -1, G_MAXINT64, &update_time, error) ||
+	    !field_uint(ld, f[3], "offset", G_MAXINT64, &offset, error) ||
+	    !field_uint(ld, f[4], "length", G_MAXINT64, &length, error))
+		return FALSE;
+	/* The range must be addressable with an off_t. */
+	if (length > (guint64)G_MAXINT64 - offset)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "map range %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
+				 " is beyond the largest file offset", offset, length);
+	if (!(path = field_path(ld, f[nf - 1], error)))
+		return FALSE;
+	if (g_hash_table_contains(ld->maps, GINT_TO_POINTER(idx)))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate map index %d", idx);
+
+	map = map_new(path, offset, length, update_time);
+	if (g_hash_table_contains(ld->map_keys, map)) {
+		map_free(map);
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "duplicate map (same file, offset and length as another)");
+	}
+	map->seq = (guint)idx;
+	g_hash_table_insert(ld->maps, GINT_TO_POINTER(idx), map);
+	g_hash_table_add(ld->map_keys, map);
+	return TRUE;
+}
+
+/*
+ * EXE <idx> <update_time> <time> <uri>
+ * (0.6.4: EXE <idx> <update_time> <time> -1 <uri>)
+ */
+static gboolean
+load_exe(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint idx;
+	gint64 update_time;
+	double time;
+	g_autofree char *path = NULL;
+	Exe *exe;
+
+	if (!field_index(ld, f[1], "exe index", &idx, error) ||
+	    !field_int(ld, f[2], "update time", -1, G_MAXINT64, &update_time, error) ||
+	    !field_double(ld, f[3], "exe time", 0, G_MAXDOUBLE, &time, error))
+		return FALSE;
+	if (!(path = field_path(ld, f[nf - 1], error)))
+		return FALSE;
+	if (g_hash_table_contains(ld->exes, GINT_TO_POINTER(idx)))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate exe index %d", idx);
+	if (model_lookup_exe(ld->model, path))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate exe (same path as another)");
+
+	/* Not running: the first scan after loading decides that. */
+	exe = exe_new(path, FALSE, ld->model->time);
+	exe->update_time = update_time;
+	exe->time = time;
+	exe->seq = (guint)idx;
+	/* Chains come from the file, so none are made here. */
+	model_add_exe(ld->model, exe, ld->model->time, FALSE);
+	g_hash_table_insert(ld->exes, GINT_TO_POINTER(idx), exe);
+	return TRUE;
+}
+
+/* EXEMAP <exe idx> <map idx> <prob> */
+static gboolean
+load_exemap(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint exe_idx, map_idx;
+	double prob;
+	Exe *exe;
+	Map *map;
+	guint before;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "exe index", &exe_idx, error) ||
+	    !field_index(ld, f[2], "map index", &map_idx, error) ||
+	    !field_double(ld, f[3], "probability", 0, 1, &prob, error))
+		return FALSE;
+	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(exe_idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", exe_idx);
+	if (!(map = g_hash_table_lookup(ld->maps, GINT_TO_POINTER(map_idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown map index %d", map_idx);
+
+	/* exe_add_map() ignores a second use of the same map; that is a bad file. */
+	before = exe->exemaps->len;
+	exe_add_map(ld->model, exe, map, prob);
+	if (exe->exemaps->len == before)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "duplicate use of map %d by exe %d", map_idx, exe_idx);
+	return TRUE;
+}
+
+/* MARKOV <a idx> <b idx> <time> <tau0..tau3> <w00 w01 ... w33> */
+static gboolean
+load_markov(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint a_idx, b_idx;
+	double time, tau[4], weight[4][4];
+	Markov probe, *markov;
+	Exe *a, *b;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "exe index", &a_idx, error) ||
+	    !field_index(ld, f[2], "exe index", &b_idx, error) ||
+	    !field_double(ld, f[3], "chain time", 0, G_MAXDOUBLE, &time, error))
+		return FALSE;
+	for (int s = 0; s < 4; s++) {
+		if (!field_double(ld, f[4 + s], "mean sojourn", 0, G_MAXDOUBLE, &tau[s], error))
+			return FALSE;
+	}
+	for (int i = 0; i < 16; i++) {
+		if (!field_double(ld, f[8 + i], "weight", 0, G_MAXDOUBLE, &weight[i / 4][i % 4], error))
+			return FALSE;
+	}
+	if (!(a = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(a_idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", a_idx);
+	if (!(b = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(b_idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", b_idx);
+	if (a == b)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "chain of exe %d with itself", a_idx);
+	probe.a = a;
+	probe.b = b;
+	if (g_hash_table_contains(ld->chains, &probe))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "duplicate chain for exes %d and %d", a_idx, b_idx);
+
+	/*
+	 * No exe runs yet, so the chain starts in state 0 at the model time;
+	 * the first scan moves it to the pair's real state.
+	 */
+	markov = markov_new(ld->model, a, b, ld->model->time, FALSE);
+	markov->time = time;
+	memcpy(markov->time_to_leave, tau, sizeof(tau));
+	memcpy(markov->weight, weight, sizeof(weight));
+	g_hash_table_add(ld->chains, markov);
+	return TRUE;
+}
+
+/*
+ * BADEXE <time checked> <size> <uri>
+ * (0.6.4: BADEXE <size> -1 <uri>, which 0.6.4 itself never loaded)
+ */
+static gboolean
+load_badexe(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint64 time;
+	guint64 size;
+	g_autofree char *path = NULL;
+	BadExe *bad;
+
+	(void)nf;
+	if (ld->legacy)
+		return TRUE;
+	if (!field_int(ld, f[1], "check time", 0, G_MAXINT64, &time, error) ||
+	    !field_uint(ld, f[2], "size", G_MAXUINT64, &size, error))
+		return FALSE;
+	if (!(path = field_path(ld, f[3], error)))
+		return FALSE;
+	if (g_hash_table_contains(ld->model->bad_exes, path))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate bad exe (same path as another)");
+
+	bad = g_new0(BadExe, 1);
+	bad->time = time;
+	bad->size = size;
+	g_hash_table_insert(ld->model->bad_exes, g_steal_pointer(&path), bad);
+	return TRUE;
+}
+
+typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error);
+
+static const struct {
+	const char *tag;
+	Section section;
+	guint fields;         /* in the current format */
+	guint legacy_fields;  /* in the 0.6.4 format */
+	RecordLoader load;
+} record_types[] = {
+	{ "MAP", SECTION_MAP, 6, 7, load_map },
+	{ "EXE", SECTION_EXE, 5, 6, load_exe },
+	{ "EXEMAP", SECTION_EXEMAP, 4, 4, load_exemap },
+	{ "MARKOV", SECTION_MARKOV, 24, 24, load_markov },
+	{ "BADEXE", SECTION_BADEXE, 4, 4, load_badexe },
+};
+
+/*
+ * Splits line in place at tabs into at most MAX_FIELDS fields; returns
+ * the number of fields found (which can exceed MAX_FIELDS: only the
+ * first MAX_FIELDS are stored).
+ */
+static guint
+split_fields(char *line, char **f)
+{
+	guint n = 0;
+	char *p = line;
+
+	for (;;) {
+		char *tab = strchr(p, '\t');
+
+		if (n < MAX_FIELDS)
+			f[n] = p;
+		n++;
+		if (!tab)
+			return n;
+		*tab = '\0';
+		p = tab + 1;
+	}
+}
+
+static gboolean
+load_record(Loader *ld, char **f, guint nf, GError **error)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(record_types); i++) {
+		const char *tag = record_types[i].tag;
+		Section section = record_types[i].section;
+		guint want;
+
+		if (strcmp(f[0], tag) != 0)
+			continue;
+		want = ld->legacy ? record_types[i].legacy_fields : record_types[i].fields;
+		if (nf != want)
+			return load_fail(ld, error, STATE_ERROR_CORRUPT,
+					 "%s record has %u fields, expected %u", tag, nf, want);
+		/*
+		 * Our writer keeps this order, and references only point
+		 * backwards in it; 0.6.4 wrote BADEXE lines between MAPs and
+		 * EXEs, so its files are only held to the references.
+		 */
+		if (!ld->legacy) {
+			if (section < ld->section)
+				return load_fail(ld, error, STATE_ERROR_CORRUPT,
+						 "%s record after %s records", tag,
+						 section_tags[ld->section]);
+			ld->section = section;
+		}
+		ld->records++;
+		return record_types[i].load(ld, f, nf, error);
+	}
+	{
+		g_autofree char *quoted = quote_field(f[0]);
+
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown record type %s", quoted);
+	}
+}
+
+/*
+ * The header: "PRELOAD-STATE <version> <time>", or 0.6.4's
+ * "PRELOAD <version string> <time>".
+ */
+static gboolean
+load_header(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint64 version, time;
+
+	if (strcmp(f[0], STATE_TAG) == 0) {
+		if (nf < 2 || !parse_int(f[1], 1, G_MAXINT64, &version))
+			return load_fail(ld, error, STATE_ERROR_CORRUPT, "bad format version");
+		if (version > STATE_FORMAT_VERSION)
+			return load_fail(ld, error, STATE_ERROR_VERSION,
+					 "format version %" G_GINT64_FORMAT " was written by a newer preload"
+					 " (this one reads up to version %d)",
+					 version, STATE_FORMAT_VERSION);
+		ld->legacy = FALSE;
+	} else if (strcmp(f[0], LEGACY_TAG) == 0) {
+		/* 0.6.4 wrote its package version; only the major number counts. */
+		g_autofree char *major = nf >= 2 ? g_strndup(f[1], strcspn(f[1], ".")) : NULL;
+
+		if (!major || !parse_int(major, 0, G_MAXINT64, &version))
+			return load_fail(ld, error, STATE_ERROR_CORRUPT, "bad preload version in header");
+		if (version > 0) {
+			g_autofree char *quoted = quote_field(f[1]);
+
+			return load_fail(ld, error, STATE_ERROR_VERSION,
+					 "written by preload %s, a newer preload than this one reads", quoted);
+		}
+		ld->legacy = TRUE;
+	} else {
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "not a preload state file");
+	}
+
+	if (nf != 3)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "header has %u fields, expected 3", nf);
+	if (!field_int(ld, f[2], "model time", 0, G_MAXINT64, &time, error))
+		return FALSE;
+	ld->model->time = time;
+	return TRUE;
+}
+
+/* END <records> <sha256> */
+static gboolean
+load_end(Loader *ld, char **f, guint nf, GChecksum *checksum, GError **error)
+{
+	guint64 count;
+
+	if (nf != 3)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "END record has %u fields, expected 3", nf);
+	if (!field_uint(ld, f[1], "record count", G_MAXUINT64, &count, error))
+		return FALSE;
+	if (count != ld->records)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "END counts %" G_GUINT64_FORMAT " records, the file has %" G_GUINT64_FORMAT,
+				 count, ld->records);
+	if (g_ascii_strcasecmp(f[2], g_checksum_get_string(checksum)) != 0)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "checksum mismatch, the file is damaged");
+	return TRUE;
+}
+
+typedef enum {
+	LINE_OK,
+	LINE_EOF,
+	LINE_ERROR,
+} LineResult;
+
+/*
+ * Reads the next whole line into *line (without its '\n') and counts it.
+ * A last line without '\n' means the file was cut short.
+ */
+static LineResult
+read_line(Loader *ld, FILE *file, char **line, size_t *size, gsize *len, GError **error)
+{
+	ssize_t n;
+
+	errno = 0;
+	n = getline(line, size, file);
+	if (n < 0) {
+		int saved = errno;
+
+		if (ferror(file)) {
+			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot read: %s",
+				    ld->path, g_strerror(saved));
+			return LINE_ERROR;
+		}
+		return LINE_EOF;
+	}
+	ld->lineno++;
+	if ((*line)[n - 1] != '\n') {
+		load_fail(ld, error, STATE_ERROR_TRUNCATED, "incomplete last line, the file was cut short");
+		return LINE_ERROR;
+	}
+	if ((gsize)n > MAX_LINE_LENGTH) {
+		load_fail(ld, error, STATE_ERROR_CORRUPT, "line longer than %d bytes", MAX_LINE_LENGTH);
+		return LINE_ERROR;
+	}
+	if (memchr(*line, '\0', (size_t)n)) {
+		load_fail(ld, error, STATE_ERROR_CORRUPT, "NUL byte in line");
+		return LINE_ERROR;
+	}
+	*len = (gsize)n;
+	return LINE_OK;
+}
+
+static gboolean
+load_stream(Loader *ld, FILE *file, GError **error)
+{
+	g_autoptr(GChecksum) checksum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree char *line = NULL;
+	size_t size = 0;
+	gsize len;
+	char *f[MAX_FIELDS];
+	guint nf;
+
+	switch (read_line(ld, file, &line, &size, &len, error)) {
+	case LINE_ERROR:
+		return FALSE;
+	case LINE_EOF:
+		/*
+		 * An empty file: packages create one so the daemon finds the
+		 * path writable; 0.6.4 read it as an empty model as well.
+		 */
+		return TRUE;
+	case LINE_OK:
+		break;
+	}
+	g_checksum_update(checksum, (const guchar *)line, (gssize)len);
+	line[len - 1] = '\0';
+	nf = split_fields(line, f);
+	if (!load_header(ld, f, nf, error))
+		return FALSE;
+
+	for (;;) {
+		switch (read_line(ld, file, &line, &size, &len, error)) {
+		case LINE_ERROR:
+			return FALSE;
+		case LINE_EOF:
+			if (ld->legacy)
+				return TRUE;
+			ld->lineno++;
+			return load_fail(ld, error, STATE_ERROR_TRUNCATED,
+					 "the file ends before its END line, it was cut short");
+		case LINE_OK:
+			break;
+		}
+
+		if (!ld->legacy && strncmp(line, "END", 3) == 0 &&
+		    (line[3] == '\t' || line[3] == '\n'))
+			break;
+		g_checksum_update(checksum, (const guchar *)line, (gssize)len);
+		line[len - 1] = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		nf = split_fields(line, f);
+		if (!load_record(ld, f, nf, error))
+			return FALSE;
+	}
+
+	/* The END line. */
+	line[len - 1] = '\0';
+	nf = split_fields(line, f);
+	if (!load_end(ld, f, nf, checksum, error))
+		return FALSE;
+
+	errno = 0;
+	if (getline(&line, &size, file) >= 0) {
+		ld->lineno++;
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "data after the END line");
+	}
+	if (ferror(file)) {
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot read: %s",
+			    ld->path, g_strerror(errno));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+Model *
+state_load(const char *path, GError **error)
+{
+	Loader ld;
+	struct stat st;
+	FILE *file;
+	gboolean ok;
+	int fd;
+
+	g_return_val_if_fail(path != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	/*
+	 * O_NONBLOCK: opening a FIFO for reading would wait for a writer
+	 * and hang the daemon; with it the open returns and fstat rejects
+	 * the FIFO. It does not change reads from a regular file.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		int saved = errno;
+
+		if (saved == ENOENT)
+			return model_new();
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot open: %s",
+			    path, g_strerror(saved));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		int saved = errno;
+
+		close(fd);
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot stat: %s",
+			    path, g_strerror(saved));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: not a regular file", path);
+		return NULL;
+	}
+	file = fdopen(fd, "r");
+	if (!file) {
+		int saved = errno;
+
+		close(fd);
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot read: %s",
+			    path, g_strerror(saved));
+		return NULL;
+	}
+
+	loader_init(&ld, path);
+	ok = load_stream(&ld, file, error);
+	fclose(file);
+	return loader_finish(&ld, ok);
+}
+
+/* ---- saving ---- */
+
+/*
+ * A value the loader accepts. The model never produces anything else,
+ * but one NaN from a bug must not make the whole file unloadable and
+ * lose everything at the next start.
+ */
+static double
+saveable(double v, double min, double max)
+{
+	if (!isfinite(v))
+		return min;
+	return CLAMP(v, min, max);
+}
+
+static void
+append_double(GString *out, double v)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	/* Shortest text that reads back as the very same double. */
+	g_string_append_c(out, '\t');
+	g_string_append(out, g_ascii_dtostr(buf, sizeof(buf), v));
+}
+
+static int
+compare_exes_by_path(gconstpointer pa, gconstpointer pb)
+{
+	const Exe *a = *(Exe *const *)pa, *b = *(Exe *const *)pb;
+
+	return strcmp(a->path, b->path);
+}
+
+static int
+compare_strings(gconstpointer pa, gconstpointer pb)
+{
+	return strcmp(*(const char *const *)pa, *(const char *const *)pb);
+}
+
+/*
+ * The whole file. Exes are written in path order so that the same model
+ * always gives the same file. Returns the text; maps and exes get their
+ * seq numbers as a side effect.
+ */
+static GString *
+state_format(Model *model)
+{
+	GString *out = g_string_sized_new(64 * 1024);
+	g_autoptr(GPtrArray) exes = g_ptr_array_new();
+	g_autoptr(GPtrArray) exe_uris = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) bad_paths = NULL;
+	g_autoptr(GChecksum) checksum = NULL;
+	GHashTableIter iter;
+	gpointer key, value;
+	guint64 records = 0;
+	guint n_maps = 0, n_exes = 0;
+
+	g_string_append_printf(out, STATE_TAG "\t%d\t%" G_GINT64_FORMAT "\n",
+			       STATE_FORMAT_VERSION, MAX(model->time, 0));
+	g_string_append(out, "# preload " PACKAGE_VERSION " state: what it learned about the"
+			" programs run here (see doc/state-format.md)\n");
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		g_ptr_array_add(exes, value);
+	g_ptr_array_sort(exes, compare_exes_by_path);
+
+	/* Forget seq numbers of earlier saves: G_MAXUINT means "not written". */
+	for (guint i = 0; i < exes->len; i++) {
+		Exe *exe = g_ptr_array_index(exes, i);
+
+		exe->seq = G_MAXUINT;
+		for (guint j = 0; j < exe->exemaps->len; j++)
+			g_array_index(exe->exemaps, ExeMap, j).map->seq = G_MAXUINT;
+	}
+
+	/*
+	 * MAPs: only those some exe uses, numbered in order of first use. A
+	 * path g_filename_to_uri() refuses (not absolute; never made by the
+	 * scanner) is left out with its uses rather than failing the save.
+	 */
+	for (guint i = 0; i < exes->len; i++) {
+		Exe *exe = g_ptr_array_index(exes, i);
+
+		for (guint j = 0; j < exe->exemaps->len; j++) {
+			Map *map = g_array_index(exe->exemaps, ExeMap, j).map;
+			g_autofree char *uri = NULL;
+			guint64 offset, length;
+
+			if (map->seq != G_MAXUINT)
+				continue;
+			map->seq = G_MAXUINT - 1;  /* seen, and not writable unless set below */
+			if (!(uri = g_filename_to_uri(map->path, NULL, NULL)))
+				continue;
+			map->seq = n_maps++;
+			offset = MIN(map->offset, (guint64)G_MAXINT64);
+			length = MIN(map->length, (guint64)G_MAXINT64 - offset);
+			g_string_append_printf(out, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT
+					       "\t%" G_GUINT64_FORMAT "\t%s\n",
+					       map->seq, MAX(map->update_time, -1), offset, length, uri);
+			records++;
+		}
+	}
+
+	for (guint i = 0; i < exes->len; i++) {
+		Exe *exe = g_ptr_array_index(exes, i);
+		char *uri = g_filename_to_uri(exe->path, NULL, NULL);
+
+		g_ptr_array_add(exe_uris, uri);
+		if (!uri)
+			continue;
+		exe->seq = n_exes++;
+		g_string_append_printf(out, "EXE\t%u\t%" G_GINT64_FORMAT, exe->seq,
+				       MAX(exe->update_time, -1));
+		append_double(out, saveable(exe->time, 0, G_MAXDOUBLE));
+		g_string_append_printf(out, "\t%s\n", uri);
+		records++;
+	}
+
+	for (guint i = 0; i < exes->len; i++) {
+		Exe *exe = g_ptr_array_index(exes, i);
+
+		if (exe->seq >= G_MAXUINT - 1)
+			continue;
+		for (guint j = 0; j < exe->exemaps->len; j++) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
+
+			if (em->map->seq >= G_MAXUINT - 1)
+				continue;
+			g_string_append_printf(out, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
+			append_double(out, saveable(em->prob, 0, 1));
+			g_string_append_c(out, '\n');
+			records++;
+		}
+	}
+
+	/* Every chain is in both of its exes' lists: write it from its a side. */
+	for (guint i = 0; i < exes->len; i++) {
+		Exe *exe = g_ptr_array_index(exes, i);
+
+		if (exe->seq >= G_MAXUINT - 1)
+			continue;
+		for (guint j = 0; j < exe->chains->len; j++) {
+			const Markov *m = g_ptr_array_index(exe->chains, j);
+
+			if (m->a != exe || m->b->seq >= G_MAXUINT - 1)
+				continue;
+			g_string_append_printf(out, "MARKOV\t%u\t%u", m->a->seq, m->b->seq);
+			append_double(out, saveable(m->time, 0, G_MAXDOUBLE));
+			for (int s = 0; s < 4; s++)
+				append_double(out, saveable(m->time_to_leave[s], 0, G_MAXDOUBLE));
+			for (int s = 0; s < 4; s++) {
+				for (int t = 0; t < 4; t++)
+					append_double(out, saveable(m->weight[s][t], 0, G_MAXDOUBLE));
+			}
+			g_string_append_c(out, '\n');
+			records++;
+		}
+	}
+
+	bad_paths = g_ptr_array_new();
+	g_hash_table_iter_init(&iter, model->bad_exes);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		g_ptr_array_add(bad_paths, key);
+	g_ptr_array_sort(bad_paths, compare_strings);
+	for (guint i = 0; i < bad_paths->len; i++) {
+		const char *path = g_ptr_array_index(bad_paths, i);
+		const BadExe *bad = g_hash_table_lookup(model->bad_exes, path);
+		g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
+
+		if (!uri)
+			continue;
+		g_string_append_printf(out, "BADEXE\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%s\n",
+				       MAX(bad->time, 0), bad->size, uri);
+		records++;
+	}
+
+	checksum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_checksum_update(checksum, (const guchar *)out->str, (gssize)out->len);
+	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records,
+			       g_checksum_get_string(checksum));
+	return out;
+}
+
+static gboolean
+write_all(int fd, const char *buf, gsize len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return FALSE;
+		}
+		if (n == 0) {
+			/* Should not happen for a regular file; do not spin. */
+			errno = EIO;
+			return FALSE;
+		}
+		buf += n;
+		len -= (gsize)n;
+	}
+	return TRUE;
+}
+
+static gboolean
+save_fail(GError **error, const char *path, const char *what, int err)
+{
+	g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "cannot save state to %s: %s: %s",
+		    path, what, g_strerror(err));
+	return FALSE;
+}
+
+gboolean
+state_save(Model *model, const char *path, GError **error)
+{
+	g_autoptr(GString) text = NULL;
+	g_autofree char *dir = NULL;
+	g_autofree char *tmp = NULL;
+	int fd, dirfd, err;
+
+	g_return_val_if_fail(model != NULL, FALSE);
+	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	text = state_format(model);
+
+	dir = g_path_get_dirname(path);
+	if (g_mkdir_with_parents(dir, 0755) < 0)
+		return save_fail(error, path, "cannot create its directory", errno);
+
+	/* Beside the target, so the rename stays within one file system. */
+	tmp = g_strdup_printf("%s.XXXXXX", path);
+	fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return save_fail(error, path, "cannot create a temporary file", errno);
+
+	if (!write_all(fd, text->str, text->len)) {
+		err = errno;
+		close(fd);
+		g_unlink(tmp);
+		return save_fail(error, path, "cannot write", err);
+	}
+	/* The data must be on disk before the rename makes it the state. */
+	if (fsync(fd) < 0) {
+		err = errno;
+		close(fd);
+		g_unlink(tmp);
+		return save_fail(error, path, "cannot sync", err);
+	}
+	/* Linux frees the descriptor even when close() reports EINTR. */
+	if (close(fd) < 0 && errno != EINTR) {
+		err = errno;
+		g_unlink(tmp);
+		return save_fail(error, path, "cannot close", err);
+	}
+	if (rename(tmp, path) < 0) {
+		err = errno;
+		g_unlink(tmp);
+		return save_fail(error, path, "cannot rename the temporary file over it", err);
+	}
+
+	/*
+	 * The rename lives in the directory; sync it so the new name is
+	 * durable too. Some file systems cannot sync a directory (EINVAL);
+	 * there the rename is as durable as it gets.
+	 */
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return save_fail(error, path, "cannot open its directory", errno);
+	if (fsync(dirfd) < 0 && errno != EINVAL && errno != ENOTSUP) {
+		err = errno;
+		close(dirfd);
+		return save_fail(error, path, "cannot sync its directory", err);
+	}
+	close(dirfd);
+
+	model->dirty = FALSE;
+	return TRUE;
+}
+
+/* ---- a file that cannot be loaded ---- */
+
+gboolean
+state_move_aside(const char *path, char **moved_to, GError **error)
+{
+	g_autofree char *base = NULL;
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+
+	g_return_val_if_fail(path != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	base = g_strdup_printf("%s.broken-%" G_GINT64_FORMAT, path, now);
+	/* Never overwrite an earlier broken file: it may be the one worth a look. */
+	for (guint i = 0; i < 1000; i++) {
+		g_autofree char *target = i == 0 ? g_strdup(base) : g_strdup_printf("%s-%u", base, i);
+		GStatBuf st;
+
+		if (g_lstat(target, &st) == 0)
+			continue;
+		if (errno != ENOENT) {
+			int err = errno;
+
+			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "cannot move %s aside to %s: %s",
+				    path, target, g_strerror(err));
+			return FALSE;
+		}
+		if (rename(path, target) < 0) {
+			int err = errno;
+
+			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "cannot move %s aside to %s: %s",
+				    path, target, g_strerror(err));
+			return FALSE;
+		}
+		if (moved_to)
+			*moved_to = g_steal_pointer(&target);
+		return TRUE;
+	}
+	g_set_error(error, STATE_ERROR, STATE_ERROR_IO,
+		    "cannot move %s aside: too many %s-* files", path, base);
+	return FALSE;
+}
