@@ -279,21 +279,17 @@ field_index(const Loader *ld, const char *field, const char *name, gint *out, GE
 static char *
 field_path(const Loader *ld, const char *uri, GError **error)
 {
-	g_autoptr(GError) local = NULL;
 	g_autofree char *hostname = NULL;
-	g_autofree char *path = g_filename_from_uri(uri, &hostname, &local);
+	g_autofree char *path = g_filename_from_uri(uri, &hostname, NULL);
+	g_autofree char *quoted = NULL;
 
-	if (!path) {
-		load_fail(ld, error, STATE_ERROR_CORRUPT, "bad file URI: %s", local->message);
-		return NULL;
-	}
-	if (hostname) {
-		g_autofree char *quoted = quote_field(uri);
-
-		load_fail(ld, error, STATE_ERROR_CORRUPT, "file URI with a host name %s", quoted);
-		return NULL;
-	}
-	return g_steal_pointer(&path);
+	if (path && !hostname)
+		return g_steal_pointer(&path);
+	/* Quoted and escaped: the field may hold any byte but NUL and tab. */
+	quoted = quote_field(uri);
+	load_fail(ld, error, STATE_ERROR_CORRUPT, "%s %s",
+		  path ? "file URI with a host name" : "bad file URI", quoted);
+	return NULL;
 }
 
 /*
