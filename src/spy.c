@@ -61,13 +61,32 @@ new_exe_free(gpointer data)
 	g_free(ne);
 }
 
+/*
+ * Half a cycle passes between seeing a pid and reading its maps. In that
+ * time the process may have exited (a zombie's maps are empty) or its pid
+ * may have been reused by another program; either way the maps would not
+ * be the exe's. Every process maps its own executable, so maps without it
+ * count as "gone" and the exe is tried again when next seen.
+ */
 static gboolean
 proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
 		 gpointer user_data, GError **error)
 {
-	(void)exe_path;
+	guint first = maps->len;
+
 	(void)user_data;
-	return proc_read_maps(pid, maps, error);
+	if (!proc_read_maps(pid, maps, error))
+		return FALSE;
+	for (guint i = first; i < maps->len; i++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, i);
+
+		if (m->path && strcmp(m->path, exe_path) == 0)
+			return TRUE;
+	}
+	g_array_set_size(maps, first);
+	g_set_error(error, PROC_ERROR, PROC_ERROR_GONE,
+		    "pid %d no longer runs %s", (int)pid, exe_path);
+	return FALSE;
 }
 
 Spy *

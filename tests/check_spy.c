@@ -102,9 +102,14 @@ add_line(GString *maps, guint64 start, guint64 end, guint64 offset, const char *
 	g_string_append(maps, line);
 }
 
-/* A process in the fake /proc: PID/exe -> exe, PID/maps = maps. */
+/*
+ * A process in the fake /proc: PID/exe -> exe, PID/maps = maps. Like a
+ * real process it maps its own executable: a line for it is added when
+ * maps has none (tests/check_spy.c's exes mostly have no file, so that
+ * line is then dropped as not a regular file and counts no bytes).
+ */
 static void
-add_process(int pid, const char *exe, const char *maps)
+add_process_raw(int pid, const char *exe, const char *maps)
 {
 	g_autofree char *dir = g_strdup_printf("%s/%d", proc_dir, pid);
 	g_autofree char *link = g_build_filename(dir, "exe", NULL);
@@ -113,6 +118,17 @@ add_process(int pid, const char *exe, const char *maps)
 	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
 	ck_assert_msg(symlink(exe, link) == 0, "symlink: %s", g_strerror(errno));
 	tu_write_file(maps_path, maps);
+}
+
+static void
+add_process(int pid, const char *exe, const char *maps)
+{
+	g_autofree char *full = NULL;
+
+	if (exe[0] == '/' && !strstr(maps, exe))
+		full = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
+				       maps, exe);
+	add_process_raw(pid, exe, full ? full : maps);
 }
 
 static void
@@ -401,6 +417,57 @@ START_TEST(test_gone_then_admitted)
 	ck_assert_uint_eq(c->size, 32768);
 	/* Accounting ran at 10 and 30 with nothing running, then 30..50. */
 	ck_assert_double_eq(c->time, 20.0);
+}
+END_TEST
+
+/*
+ * Between the scan and the update the pid may be reused by another
+ * program, or the process may become a zombie with empty maps: maps that
+ * do not include the exe's own file are not the exe's. It counts as gone
+ * (retried later), not as too small.
+ */
+START_TEST(test_pid_reused_or_zombie)
+{
+	g_autofree char *exe_c = at("bin/c");
+	g_autofree char *other = at("bin/other");
+	g_autofree char *maps = maps_line(0x1000, 0x9000, 0, "files/c.so");   /* 32768 */
+	g_autofree char *other_maps = NULL;
+	g_autofree char *maps_path = g_strdup_printf("%s/300/maps", proc_dir);
+	const SpyStats *stats = spy_get_stats(spy);
+
+	make_file("files/c.so", 40000);
+	add_process(300, exe_c, maps);
+	scan(0);
+	/* pid 300 now runs another program that maps the same library. */
+	other_maps = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
+				     maps, other);
+	tu_write_file(maps_path, other_maps);
+	spy_update_model(spy, model, conf, 10);
+	ck_assert_uint_eq(stats->gone, 1);
+	ck_assert_uint_eq(stats->admitted, 0);
+	ck_assert_uint_eq(stats->too_small, 0);
+	ck_assert_ptr_null(lookup("bin/c"));
+	ck_assert(!is_bad("bin/c", NULL));
+
+	/* A zombie: empty maps. */
+	scan(20);
+	tu_write_file(maps_path, "");
+	spy_update_model(spy, model, conf, 30);
+	ck_assert_uint_eq(stats->gone, 1);
+	ck_assert_uint_eq(stats->too_small, 0);
+	ck_assert(!is_bad("bin/c", NULL));
+
+	/* The real thing again: admitted with 32768 bytes. */
+	scan(40);
+	{
+		g_autofree char *full = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
+							maps, exe_c);
+
+		tu_write_file(maps_path, full);
+	}
+	spy_update_model(spy, model, conf, 50);
+	ck_assert_uint_eq(stats->admitted, 1);
+	ck_assert_uint_eq(lookup("bin/c")->size, 32768);
 }
 END_TEST
 
@@ -773,6 +840,7 @@ spy_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_admission);
 	tcase_add_test(tc, test_shared_maps);
+	tcase_add_test(tc, test_pid_reused_or_zombie);
 	tcase_add_test(tc, test_bad_exe_expiry);
 	tcase_add_test(tc, test_gone_then_admitted);
 	tcase_add_test(tc, test_chain_weights);
