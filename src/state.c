@@ -588,6 +588,13 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 	if (!field_int(ld, f[2], "model time", 0, G_MAXINT64, &time, error))
 		return FALSE;
 	ld->model->time = time;
+	/*
+	 * Nothing runs yet: running time is accounted from the loaded clock,
+	 * not from zero (which would credit the first running exes with the
+	 * whole history), and the first scan starts a new running set.
+	 */
+	ld->model->last_accounting_timestamp = time;
+	ld->model->last_running_timestamp = time;
 	return TRUE;
 }
 

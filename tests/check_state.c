@@ -207,6 +207,9 @@ assert_models_equal(const Model *want, const Model *got)
 	gpointer key, value;
 
 	ck_assert_int_eq(got->time, want->time);
+	/* The loaded clock, not 0, is where accounting and scans resume. */
+	ck_assert_int_eq(got->last_accounting_timestamp, want->time);
+	ck_assert_int_eq(got->last_running_timestamp, want->time);
 	ck_assert_uint_eq(g_hash_table_size(got->exes), g_hash_table_size(want->exes));
 	ck_assert_uint_eq(g_hash_table_size(got->maps), g_hash_table_size(want->maps));
 	ck_assert_uint_eq(got->n_chains, want->n_chains);
