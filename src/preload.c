@@ -116,6 +116,12 @@ load_state(const char *path)
 		return model;
 	}
 	g_warning("cannot load state: %s; starting with an empty model", error->message);
+	/*
+	 * A file that cannot be read (permissions, not a regular file) is left
+	 * where it is; only one whose contents are bad is kept aside.
+	 */
+	if (g_error_matches(error, STATE_ERROR, STATE_ERROR_IO))
+		return model_new();
 	g_clear_error(&error);
 	if (state_move_aside(path, &moved_to, &error))
 		g_warning("the unreadable state file was kept as %s", moved_to);
