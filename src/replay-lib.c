@@ -101,6 +101,11 @@ typedef struct Replay {
 	guint64 prev_budget;
 	guint64 prev_selected_kb;
 
+	/* every map's place in (path, offset, length) order, for naive_select */
+	GHashTable *map_rank;     /* Map * -> rank + 1 */
+	guint map_rank_maps;      /* model sizes when it was built */
+	guint map_rank_exes;
+
 	gboolean have_mem;
 	ProcMemstat mem;
 	gint64 t0;
@@ -326,6 +331,111 @@ fill_with_exe(GHashTable *chosen, const Exe *exe, GHashTable *in_use, gboolean u
 	}
 }
 
+static gint
+compare_map_names(gconstpointer pa, gconstpointer pb)
+{
+	const Map *a = *(Map *const *)pa;
+	const Map *b = *(Map *const *)pb;
+	int cmp = strcmp(a->path, b->path);
+
+	if (cmp != 0)
+		return cmp;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	if (a->length != b->length)
+		return a->length < b->length ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Ranks every map by (path, offset, length), prophet_select()'s tie
+ * break, so that the naive selection sorts on numbers instead of
+ * comparing paths. Maps only change when exes are admitted (or removed),
+ * so the ranks are rebuilt only then.
+ */
+static void
+update_map_ranks(Replay *r, gboolean force)
+{
+	g_autoptr(GPtrArray) all = NULL;
+	GHashTableIter iter;
+	gpointer key;
+	guint n_maps = g_hash_table_size(r->model->maps);
+	guint n_exes = g_hash_table_size(r->model->exes);
+
+	if (!force && r->map_rank_maps == n_maps && r->map_rank_exes == n_exes)
+		return;
+	all = g_ptr_array_sized_new(n_maps);
+	g_hash_table_iter_init(&iter, r->model->maps);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		g_ptr_array_add(all, key);
+	g_ptr_array_sort(all, compare_map_names);
+	g_hash_table_remove_all(r->map_rank);
+	for (guint i = 0; i < all->len; i++)
+		g_hash_table_insert(r->map_rank, g_ptr_array_index(all, i), GUINT_TO_POINTER(i + 1));
+	r->map_rank_maps = n_maps;
+	r->map_rank_exes = n_exes;
+}
+
+typedef struct Candidate {
+	double lnprob;
+	guint rank;
+	Map *map;
+} Candidate;
+
+static gint
+compare_candidates(gconstpointer pa, gconstpointer pb)
+{
+	const Candidate *a = pa, *b = pb;
+
+	if (a->lnprob != b->lnprob)
+		return a->lnprob < b->lnprob ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/*
+ * prophet_select() on the maps' current lnprob: the maps with lnprob < 0,
+ * most likely first, ties by (path, offset, length), each taken if it
+ * still fits. The same selection, sorted on numbers.
+ */
+static GHashTable *
+select_like_prophet(Replay *r, guint64 budget, guint64 *used_kb)
+{
+	g_autoptr(GArray) candidates = g_array_new(FALSE, FALSE, sizeof(Candidate));
+	GHashTable *chosen = g_hash_table_new(NULL, NULL);
+	GHashTableIter iter;
+	gpointer key;
+	guint64 left = budget;
+
+	update_map_ranks(r, FALSE);
+	g_hash_table_iter_init(&iter, r->model->maps);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		Map *map = key;
+		Candidate c = { map->lnprob, 0, map };
+
+		if (!(map->lnprob < 0))
+			continue;
+		c.rank = GPOINTER_TO_UINT(g_hash_table_lookup(r->map_rank, map));
+		if (c.rank == 0) {
+			/* A map replaced another without changing the counts. */
+			update_map_ranks(r, TRUE);
+			c.rank = GPOINTER_TO_UINT(g_hash_table_lookup(r->map_rank, map));
+		}
+		g_array_append_val(candidates, c);
+	}
+	g_array_sort(candidates, compare_candidates);
+	for (guint i = 0; i < candidates->len; i++) {
+		Map *map = g_array_index(candidates, Candidate, i).map;
+		guint64 kb = kb_of(map);
+
+		if (kb > left)
+			continue;
+		left -= kb;
+		g_hash_table_add(chosen, map);
+	}
+	*used_kb = budget - left;
+	return chosen;
+}
+
 /*
  * The thesis' naive predictor at cycle k-1: each exe not running then
  * starts with probability (its starts so far) / (all starts so far), and
@@ -339,8 +449,6 @@ fill_with_exe(GHashTable *chosen, const Exe *exe, GHashTable *in_use, gboolean u
 static GHashTable *
 naive_select(Replay *r, guint64 *used_kb)
 {
-	g_autoptr(GPtrArray) selected = NULL;
-	GHashTable *chosen = g_hash_table_new(NULL, NULL);
 	GHashTableIter iter;
 	gpointer value;
 	guint64 total = 0;
@@ -369,10 +477,7 @@ naive_select(Replay *r, guint64 *used_kb)
 				em->map->lnprob += log1p(-MIN(em->prob, 1.0) * p);
 		}
 	}
-	selected = prophet_select(r->model, r->prev_budget, used_kb);
-	for (guint i = 0; i < selected->len; i++)
-		g_hash_table_add(chosen, g_ptr_array_index(selected, i));
-	return chosen;
+	return select_like_prophet(r, r->prev_budget, used_kb);
 }
 
 static gint
@@ -653,6 +758,7 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	r.start_counts = g_hash_table_new(g_str_hash, g_str_equal);
 	r.prev_running = g_hash_table_new(g_str_hash, g_str_equal);
 	r.prev_selection = g_hash_table_new(NULL, NULL);
+	r.map_rank = g_hash_table_new(NULL, NULL);
 	cycle_init(&r.scan);
 	cycle_init(&cur);
 	cycle_init(&next);
@@ -692,6 +798,7 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	g_hash_table_unref(r.start_counts);
 	g_hash_table_unref(r.prev_running);
 	g_hash_table_unref(r.prev_selection);
+	g_hash_table_unref(r.map_rank);
 
 	if (!ok) {
 		g_propagate_error(error, g_steal_pointer(&local));
