@@ -550,10 +550,6 @@ score_starts(Replay *r, GPtrArray *starting)
 	chosen[REPLAY_ORACLE] = oracle;
 
 	res->scored_cycles++;
-	res->budget_kb_sum += r->prev_budget;
-	res->budget_kb_min = res->scored_cycles == 1 ? r->prev_budget
-			     : MIN(res->budget_kb_min, r->prev_budget);
-	res->budget_kb_max = MAX(res->budget_kb_max, r->prev_budget);
 	for (int p = 0; p < REPLAY_N_PREDICTORS; p++)
 		res->score[p].selected_kb_sum += used[p];
 
@@ -700,6 +696,10 @@ run_cycle(Replay *r, Cycle *c, const Cycle *next)
 		budget = (guint64)r->options->budget_kb;
 	else
 		budget = r->have_mem ? prophet_budget_kb(r->conf, &r->mem) : 0;
+	r->result->budget_kb_sum += budget;
+	r->result->budget_kb_min = r->result->scans == 0 ? budget
+				   : MIN(r->result->budget_kb_min, budget);
+	r->result->budget_kb_max = MAX(r->result->budget_kb_max, budget);
 
 	g_hash_table_remove_all(r->prev_selection);
 	r->prev_predicted = r->options->every_cycle || next_has_scored_start(r, c, next);

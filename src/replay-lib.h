@@ -52,7 +52,7 @@ typedef struct ReplayResult {
 	guint64 maps_cold;       /* of those, maps no exe running at k-1 used */
 	guint64 bytes_cold;
 	guint64 scored_cycles;   /* cycles whose selection was scored */
-	guint64 budget_kb_sum;   /* over the scored cycles */
+	guint64 budget_kb_sum;   /* over all cycles */
 	guint64 budget_kb_min, budget_kb_max;
 	ReplayScore score[REPLAY_N_PREDICTORS];
 

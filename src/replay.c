@@ -65,7 +65,7 @@ print_table(FILE *out, const Args *args, const Conf *conf, const ReplayResult *r
 			G_GINT64_FORMAT " %%, memcached %" G_GINT64_FORMAT " %%): mean %.0f KB, %"
 			G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT " KB\n",
 			conf->memtotal, conf->memfree, conf->memcached,
-			mean((double)res->budget_kb_sum, res->scored_cycles),
+			mean((double)res->budget_kb_sum, res->scans),
 			res->budget_kb_min, res->budget_kb_max);
 	fprintf(out, "starts    %" G_GUINT64_FORMAT " scored (%" G_GUINT64_FORMAT
 		" of unknown exes not scored): %" G_GUINT64_FORMAT " maps, %.1f MB,\n"
@@ -147,7 +147,7 @@ json_report(const Args *args, const Conf *conf, const ReplayResult *res, double 
 				       G_GINT64_FORMAT ", \"memcached\": %" G_GINT64_FORMAT,
 				       conf->memtotal, conf->memfree, conf->memcached);
 	g_string_append(out, ", \"mean_kb\": ");
-	json_double(out, mean((double)res->budget_kb_sum, res->scored_cycles));
+	json_double(out, mean((double)res->budget_kb_sum, res->scans));
 	g_string_append_printf(out, ", \"min_kb\": %" G_GUINT64_FORMAT ", \"max_kb\": %"
 			       G_GUINT64_FORMAT "}", res->budget_kb_min, res->budget_kb_max);
 	g_string_append_printf(out, ",\n  \"starts\": %" G_GUINT64_FORMAT, res->starts);
