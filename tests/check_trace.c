@@ -582,6 +582,42 @@ START_TEST(test_scan_model)
 }
 END_TEST
 
+/*
+ * A daemon that starts from a saved state records what its model already
+ * knows, sorted by path: a (added second) before b, libc declared once
+ * and shared. Lengths and offsets are the maps' own.
+ */
+START_TEST(test_known_maps)
+{
+	g_autofree char *path = g_build_filename(tmpdir, "k.trace", NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Model) model = model_new();
+	g_autofree char *text = NULL;
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	TraceWriter *tw;
+
+	model_add_exe(model, b, 0, FALSE);
+	exe_add_map(model, b, map_new("/usr/lib/libc.so.6", 0, 8192, 0), 1.0);
+	exe_add_map(model, b, map_new("/usr/bin/b", 4096, 4096, 0), 1.0);
+	model_add_exe(model, a, 0, FALSE);
+	exe_add_map(model, a, map_new("/usr/lib/libc.so.6", 0, 8192, 0), 1.0);
+
+	tw = trace_writer_open(path, 20, &error);
+	ck_assert(trace_writer_known_maps(tw, model, &error));
+	ck_assert(trace_writer_close(tw, &error));
+	text = read_all(path);
+	ck_assert_str_eq(text,
+		"PRELOAD-TRACE\t1\t20\n"
+		"P\t0\tfile:///usr/bin/a\n"
+		"P\t1\tfile:///usr/lib/libc.so.6\n"
+		"M\t0\t1\t1\t0\t8192\t-\n"
+		"P\t2\tfile:///usr/bin/b\n"
+		"M\t2\t2\t1\t0\t8192\t-\t2\t4096\t4096\t-\n"
+		"END\t0\n");
+}
+END_TEST
+
 /* ---- the tee between the spy and its maps source ---- */
 
 typedef struct FakeSource {
@@ -708,6 +744,7 @@ trace_suite(void)
 	tcase_add_test(tc, test_write_error_is_sticky);
 	tcase_add_test(tc, test_mode_and_truncation);
 	tcase_add_test(tc, test_scan_model);
+	tcase_add_test(tc, test_known_maps);
 	tcase_add_test(tc, test_tee_maps_source);
 	tcase_add_test(tc, test_free_detaches);
 	suite_add_tcase(s, tc);

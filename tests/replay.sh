@@ -128,6 +128,30 @@ expect "$tmp/hand.json" oracle hit_ratio_bytes 0.800000
 expect "$tmp/hand.json" oracle cold_hit_ratio_maps 1.000000
 expect "$tmp/hand.json" oracle ready_ratio_maps 1.000000
 
+# The same history recorded by a daemon that already knew a and b from its
+# state file: their maps come before the first scan line, and the scan
+# lines list both from the start. The replay must admit them from those
+# lines at cycle 0 and score exactly the same.
+{
+	printf 'PRELOAD-TRACE\t1\t20\n'
+	printf 'P\t0\tfile:///usr/bin/a\nP\t1\tfile:///usr/bin/b\n'
+	printf 'P\t2\tfile:///usr/lib/liba.so\nP\t3\tfile:///usr/lib/libb.so\n'
+	printf 'P\t4\tfile:///usr/lib/libc.so\n'
+	printf 'M\t0\t2\t2\t0\t8192\t-\t4\t0\t4096\t-\n'
+	printf 'M\t1\t2\t3\t0\t16384\t-\t4\t0\t4096\t-\n'
+	printf 'C\t1000\t-\t-\t-\t-\t-\t2\t0\t1\n'
+	printf 'C\t1020\t-\t-\t-\t-\t-\t1\t0\n'
+	printf 'C\t1040\t-\t-\t-\t-\t-\t2\t0\t1\n'
+	printf 'C\t1060\t-\t-\t-\t-\t-\t1\t0\n'
+	printf 'C\t1080\t-\t-\t-\t-\t-\t2\t0\t1\n'
+	printf 'END\t5\n'
+} > "$tmp/known.trace"
+"$replay" --quiet --conffile "$tmp/hand.conf" --budget-kb 16 --json "$tmp/known.json" \
+	"$tmp/known.trace" || fail "replay of the trace with known maps"
+grep -v '"trace"\|"seconds"' "$tmp/hand.json" > "$tmp/a"
+grep -v '"trace"\|"seconds"' "$tmp/known.json" > "$tmp/b"
+cmp -s "$tmp/a" "$tmp/b" || fail "maps known before the first scan change the scores"
+
 # ---- 2. the scenarios -----------------------------------------------------
 #
 # scenario cycles: floors for preload's hit ratio (maps) and its hit ratio
