@@ -8,6 +8,7 @@
  *   CONF_INT  (group, key, default, min, max, unit, doc)
  *   CONF_BOOL (group, key, default, doc)
  *   CONF_LIST (group, key, default, doc)   ';'-separated path prefixes
+ *   CONF_STRING (group, key, default, doc) a path; "" means off
  *
  * No include guard: it is meant to be included several times.
  */
@@ -70,3 +71,9 @@ CONF_INT(system, sortstrategy, 3, 0, 3, "",
 	"Order of readahead requests: 0 none (for flash storage), 1 by path, "
 	"2 by inode, 3 by the file's first physical block (FIEMAP), which "
 	"minimises seeks on rotating disks.")
+
+CONF_STRING(system, tracefile, "",
+	"Record what each scan observes (running executables, the maps of new "
+	"ones, the memory figures) to this file, for preload-replay(1) and "
+	"benchmarks; see doc/trace-format.md. The file is rewritten when the "
+	"daemon starts. Empty: no trace. The --trace option overrides it.")
