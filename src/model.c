@@ -15,6 +15,27 @@
  * ExeMap array, every registered map is owned by model->maps and counted
  * by the exes that use it, and a chain is owned jointly by its two exes
  * (freed by markov_free(), by model_remove_exe() or by model_free()).
+ *
+ * Scale. preload 0.6.4 gave every pair of executables a chain the moment
+ * the second one appeared, so memory, the state file and every cycle grew
+ * with N^2. Here a pair gets a chain only when it has something to learn:
+ * when the two run together (and the chain can record how they came to),
+ * or when one starts within the follow window after the other stopped
+ * (model_link_exe()). A pair without a chain is neutral evidence: it bids
+ * nothing, exactly like a chain whose correlation is 0. Chains are found
+ * by pair in one hash lookup (model->chains), the running set is kept
+ * (model->running), and the per-cycle functions visit the running exes
+ * and their chains instead of the whole model.
+ *
+ * Aging. With a half-life H, an observation made d seconds of model time
+ * ago weighs 2^(-d/H): every count, joint and running time and the total
+ * time are multiplied by that factor (model_age(), applied in steps by
+ * the spy, once an hour). The correlation is a ratio of products of those
+ * times, so it does not move when they all shrink together; the mean
+ * sojourn update tau += (d - tau) / W[s][s] then simply gives recent
+ * sojourns more weight, because W[s][s] is the aged count. Chains whose
+ * counts have faded are dropped, so a pair that stopped happening is
+ * eventually forgotten.
  */
 #include "config.h"
 
@@ -24,6 +45,13 @@
 #include <string.h>
 
 /* ---- maps ---- */
+
+/*
+ * Aged values are rounded to this many significant digits: their shortest
+ * decimal form then stays short in the state file, and 1e-7 relative is
+ * far below what the counts mean.
+ */
+#define AGE_DIGITS 7
 
 Map *
 map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
@@ -80,6 +108,90 @@ map_equal(gconstpointer pa, gconstpointer pb)
 	       strcmp(a->path, b->path) == 0;
 }
 
+gboolean
+map_file_id_is_known(const MapFileId *id)
+{
+	g_return_val_if_fail(id != NULL, FALSE);
+
+	/* No real file has inode 0 and mtime 0 on device 0. */
+	return id->dev != 0 || id->ino != 0 || id->size != 0 || id->mtime != 0;
+}
+
+gboolean
+map_file_id_matches(const MapFileId *known, const MapFileId *now)
+{
+	g_return_val_if_fail(known != NULL && now != NULL, FALSE);
+
+	if (!map_file_id_is_known(known) || !map_file_id_is_known(now))
+		return TRUE;
+	return known->dev == now->dev && known->ino == now->ino &&
+	       known->size == now->size && known->mtime == now->mtime;
+}
+
+/* Registers a new map: the hash for lookups, the list for sweeps. */
+static void
+model_register_map(Model *model, Map *map)
+{
+	model->ranks_stale = TRUE;
+	map->index = model->map_list->len;
+	g_ptr_array_add(model->map_list, map);
+	g_hash_table_add(model->maps, map);
+}
+
+/* Drops a map nobody uses any more (and frees it). */
+static void
+model_unregister_map(Model *model, Map *map)
+{
+	GPtrArray *list = model->map_list;
+	guint i = map->index;
+
+	model->ranks_stale = TRUE;
+	if (i < list->len && g_ptr_array_index(list, i) == map) {
+		Map *last = g_ptr_array_index(list, list->len - 1);
+
+		/* Move the last one into the hole: O(1), order does not matter. */
+		list->pdata[i] = last;
+		last->index = i;
+		g_ptr_array_set_size(list, list->len - 1);
+	}
+	g_hash_table_remove(model->maps, map);  /* frees it */
+}
+
+static gint
+compare_map_names(gconstpointer pa, gconstpointer pb)
+{
+	const Map *a = *(Map *const *)pa;
+	const Map *b = *(Map *const *)pb;
+	int cmp = strcmp(a->path, b->path);
+
+	if (cmp != 0)
+		return cmp;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	if (a->length != b->length)
+		return a->length < b->length ? -1 : 1;
+	return 0;
+}
+
+void
+model_rank_maps(Model *model)
+{
+	g_autoptr(GPtrArray) sorted = NULL;
+
+	g_return_if_fail(model != NULL);
+
+	if (!model->ranks_stale)
+		return;
+	/* A copy: the list's order is the sweep's. */
+	sorted = g_ptr_array_sized_new(model->map_list->len);
+	for (guint i = 0; i < model->map_list->len; i++)
+		g_ptr_array_add(sorted, g_ptr_array_index(model->map_list, i));
+	g_ptr_array_sort(sorted, compare_map_names);
+	for (guint i = 0; i < sorted->len; i++)
+		((Map *)g_ptr_array_index(sorted, i))->rank = i;
+	model->ranks_stale = FALSE;
+}
+
 /* ---- executables ---- */
 
 Exe *
@@ -99,6 +211,7 @@ exe_new(const char *path, gboolean running, gint64 now)
 	 */
 	exe->running_timestamp = running ? now : -1;
 	exe->change_timestamp = running ? now : -1;
+	exe->prev_change_timestamp = -1;
 	exe->update_time = running ? now : -1;
 	return exe;
 }
@@ -141,9 +254,10 @@ exe_add_map(Model *model, Exe *exe, Map *map, double prob)
 	g_return_if_fail(exe != NULL);
 	g_return_if_fail(map != NULL);
 
-	registered = g_hash_table_lookup(model->maps, map);
+	/* Only registered maps have references: no lookup needed then. */
+	registered = map->refcount > 0 ? map : g_hash_table_lookup(model->maps, map);
 	if (!registered) {
-		g_hash_table_add(model->maps, map);
+		model_register_map(model, map);
 		registered = map;
 	} else if (registered != map) {
 		/* An unregistered object is never referenced by anyone. */
@@ -161,7 +275,24 @@ exe_add_map(Model *model, Exe *exe, Map *map, double prob)
 	exe->size += registered->length;
 	em.map = registered;
 	em.prob = prob;
+	em.missed = 0;
 	g_array_append_val(exe->exemaps, em);
+}
+
+void
+exe_remove_map(Model *model, Exe *exe, guint i)
+{
+	Map *map;
+
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(exe != NULL);
+	g_return_if_fail(i < exe->exemaps->len);
+
+	map = g_array_index(exe->exemaps, ExeMap, i).map;
+	g_array_remove_index(exe->exemaps, i);
+	exe->size -= MIN(exe->size, map->length);
+	if (--map->refcount <= 0)
+		model_unregister_map(model, map);
 }
 
 gboolean
@@ -174,30 +305,131 @@ exe_is_running(const Model *model, const Exe *exe)
 	       exe->running_timestamp == model->last_running_timestamp;
 }
 
+gboolean
+exe_is_constant(const Model *model, const Exe *exe)
+{
+	g_return_val_if_fail(model != NULL, FALSE);
+	g_return_val_if_fail(exe != NULL, FALSE);
+
+	return model->total_time >= MODEL_CONSTANT_MIN_TIME &&
+	       exe->time >= MODEL_CONSTANT_SHARE * model->total_time;
+}
+
 /* ---- chains ---- */
+
+/* A 64-bit mix (splitmix64's finaliser): pointers differ in few bits. */
+static guint64
+mix64(guint64 x)
+{
+	x ^= x >> 30;
+	x *= G_GUINT64_CONSTANT(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= G_GUINT64_CONSTANT(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+/* The chain's key is the unordered pair {a, b}: hash and compare it so. */
+static guint
+chain_hash(gconstpointer p)
+{
+	const Markov *m = p;
+	guint64 x = (guint64)GPOINTER_TO_SIZE(m->a), y = (guint64)GPOINTER_TO_SIZE(m->b);
+
+	if (x > y) {
+		guint64 t = x;
+
+		x = y;
+		y = t;
+	}
+	return (guint)mix64(mix64(x) ^ y);
+}
+
+static gboolean
+chain_equal(gconstpointer pa, gconstpointer pb)
+{
+	const Markov *x = pa, *y = pb;
+
+	return (x->a == y->a && x->b == y->b) || (x->a == y->b && x->b == y->a);
+}
+
+/* The state the pair (a, b) is in now. */
+static int
+pair_state(const Model *model, const Exe *a, const Exe *b)
+{
+	return (exe_is_running(model, a) ? MARKOV_A : 0) |
+	       (exe_is_running(model, b) ? MARKOV_B : 0);
+}
 
 int
 markov_current_state(const Model *model, const Markov *markov)
 {
 	g_return_val_if_fail(markov != NULL, MARKOV_NEITHER);
 
-	return (exe_is_running(model, markov->a) ? MARKOV_A : 0) |
-	       (exe_is_running(model, markov->b) ? MARKOV_B : 0);
+	return pair_state(model, markov->a, markov->b);
+}
+
+/*
+ * What the pair's history says about how it came into its current state:
+ * the pair was in `*before` from `*since` until `*when`, when the later of
+ * the two exes' changes (or both, if they changed together) brought it to
+ * `current`. FALSE when that is not known:
+ *   - an exe whose change time is unknown (-1);
+ *   - both changed at once and either one's change before that is unknown
+ *     (a new exe: it may have been running, unmodelled, before);
+ *   - the times are not in order (a clock that went back).
+ * The exe that changed later held its previous state since its own
+ * previous change, if known; the other one since its last change.
+ */
+static gboolean
+pair_history(const Exe *a, const Exe *b, int current, int *before, gint64 *since,
+	     gint64 *when)
+{
+	gint64 ta = a->change_timestamp, tb = b->change_timestamp;
+	gint64 start;
+
+	if (ta < 0 || tb < 0)
+		return FALSE;
+	if (ta == tb) {
+		if (a->prev_change_timestamp < 0 || b->prev_change_timestamp < 0)
+			return FALSE;
+		*before = current ^ MARKOV_BOTH;
+		start = MAX(a->prev_change_timestamp, b->prev_change_timestamp);
+		*when = ta;
+	} else {
+		gboolean a_later = ta > tb;
+		const Exe *later = a_later ? a : b;
+		const Exe *earlier = a_later ? b : a;
+
+		*before = current ^ (a_later ? MARKOV_A : MARKOV_B);
+		/* A new exe's previous change is unknown: it counts as long ago. */
+		start = MAX(earlier->change_timestamp, later->prev_change_timestamp);
+		*when = later->change_timestamp;
+	}
+	if (start >= *when)
+		return FALSE;
+	*since = start;
+	return TRUE;
 }
 
 Markov *
 markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
 {
 	Markov *markov;
-	int current;
+	int current, before;
+	gint64 since, when;
 
 	g_return_val_if_fail(model != NULL, NULL);
 	g_return_val_if_fail(a != NULL && b != NULL, NULL);
 	g_return_val_if_fail(a != b, NULL);
 
+	/* A pair has one chain. */
+	g_return_val_if_fail(model_lookup_chain(model, a, b) == NULL, NULL);
+
 	markov = g_new0(Markov, 1);
 	markov->a = a;
 	markov->b = b;
+	g_hash_table_add(model->chains, markov);
 	g_ptr_array_add(a->chains, markov);
 	g_ptr_array_add(b->chains, markov);
 	model->n_chains++;
@@ -208,24 +440,25 @@ markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
 	if (!initialize)
 		return markov;
 
-	if (a->change_timestamp >= 0 && b->change_timestamp >= 0 &&
-	    a->change_timestamp != b->change_timestamp) {
-		/*
-		 * Both change times are known and differ: between the earlier
-		 * and the later change the pair was in the current state with
-		 * the later exe's bit flipped. Start the chain there, at the
-		 * earlier time, and record the later change as its first
-		 * transition, so a pair learns from the start (or stop) that
-		 * brought it into existence. (0.6.4 meant to do this but read
-		 * a's time twice, and left loaded chains uninitialised.)
-		 */
-		gboolean a_later = a->change_timestamp > b->change_timestamp;
-		const Exe *later = a_later ? a : b;
-		const Exe *earlier = a_later ? b : a;
+	/*
+	 * Two exes that ran A and B seconds of a total t ran together at least
+	 * A + B - t of them. A chain made late (sparse chains) starts there
+	 * rather than at 0, which would read as a strong anti-correlation of
+	 * two exes that both run most of the time.
+	 */
+	markov->time = MAX(0.0, a->time + b->time - model->total_time);
 
-		markov->state = current ^ (a_later ? MARKOV_A : MARKOV_B);
-		markov->change_timestamp = earlier->change_timestamp;
-		markov_state_changed(model, markov, later->change_timestamp);
+	if (pair_history(a, b, current, &before, &since, &when)) {
+		/*
+		 * Start the chain where the pair was before its latest change,
+		 * and record that change as its first transition, so a pair
+		 * learns from the start (or stop) that brought it into
+		 * existence. (0.6.4 meant to do this but read a's time twice,
+		 * and left loaded chains uninitialised.)
+		 */
+		markov->state = before;
+		markov->change_timestamp = since;
+		markov_state_changed(model, markov, when);
 	} else {
 		/* Unknown or simultaneous changes: nothing to learn yet. */
 		gint64 known = MAX(a->change_timestamp, b->change_timestamp);
@@ -242,6 +475,7 @@ markov_free(Model *model, Markov *markov)
 	if (!markov)
 		return;
 
+	g_hash_table_remove(model->chains, markov);
 	g_ptr_array_remove_fast(markov->a->chains, markov);
 	g_ptr_array_remove_fast(markov->b->chains, markov);
 	if (model->n_chains > 0)
@@ -280,7 +514,10 @@ markov_state_changed(Model *model, Markov *markov, gint64 now)
 	sojourn = now > markov->change_timestamp ?
 		  (double)(now - markov->change_timestamp) : 0.0;
 
-	/* The diagonal counts departures; tau is their running mean sojourn. */
+	/*
+	 * The diagonal counts departures; tau is their running mean sojourn.
+	 * With aging W[s][s] is the aged count, so recent sojourns weigh more.
+	 */
 	markov->weight[old_state][old_state] += 1;
 	markov->time_to_leave[old_state] +=
 		(sojourn - markov->time_to_leave[old_state]) /
@@ -298,7 +535,12 @@ markov_correlation(const Model *model, const Markov *markov)
 	g_return_val_if_fail(model != NULL, 0.0);
 	g_return_val_if_fail(markov != NULL, 0.0);
 
-	t = (double)model->time;
+	/*
+	 * All four are aged alike (model_age()), and rho is a ratio of
+	 * products of two of them over the same, so aging leaves it as the
+	 * correlation over the recent past.
+	 */
+	t = model->total_time;
 	A = markov->a->time;
 	B = markov->b->time;
 	X = markov->time;
@@ -333,44 +575,51 @@ model_new(void)
 	model->exes = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, exe_destroy);
 	model->bad_exes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	model->maps = g_hash_table_new_full(map_hash, map_equal, map_destroy, NULL);
+	model->map_list = g_ptr_array_new();
+	model->chains = g_hash_table_new(chain_hash, chain_equal);
 	model->running = g_ptr_array_new();
+	model->stopped = g_ptr_array_new();
+	model->scored_exes = g_ptr_array_new();
+	model->candidates = g_ptr_array_new();
+	model->bad_exes_oldest = G_MININT64;
 	return model;
 }
 
 void
 model_free(Model *model)
 {
-	GPtrArray *chains;
 	GHashTableIter iter;
-	gpointer value;
+	gpointer key;
 
 	if (!model)
 		return;
 
-	/*
-	 * Chains are shared by two exes: collect each once, from its a side,
-	 * and free them only after the walk, which still reads them from
-	 * their b side.
-	 */
-	chains = g_ptr_array_new_with_free_func(g_free);
-	g_hash_table_iter_init(&iter, model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		Exe *exe = value;
-
-		for (guint i = 0; i < exe->chains->len; i++) {
-			Markov *markov = g_ptr_array_index(exe->chains, i);
-
-			if (markov->a == exe)
-				g_ptr_array_add(chains, markov);
-		}
-	}
-	g_ptr_array_unref(chains);
+	/* Chains are shared by two exes; the model's set holds each once. */
+	g_hash_table_iter_init(&iter, model->chains);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		g_free(key);
+	g_hash_table_unref(model->chains);
 
 	g_ptr_array_unref(model->running);
+	g_ptr_array_unref(model->stopped);
+	g_ptr_array_unref(model->scored_exes);
+	g_ptr_array_unref(model->candidates);
 	g_hash_table_unref(model->exes);
+	g_ptr_array_unref(model->map_list);
 	g_hash_table_unref(model->maps);
 	g_hash_table_unref(model->bad_exes);
 	g_free(model);
+}
+
+void
+model_set_params(Model *model, const ModelParams *params)
+{
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(params != NULL);
+
+	model->params = *params;
+	model->params.halflife = MAX(model->params.halflife, 0);
+	model->params.follow = MAX(model->params.follow, 0);
 }
 
 Map *
@@ -395,6 +644,19 @@ model_lookup_exe(const Model *model, const char *path)
 	g_return_val_if_fail(path != NULL, NULL);
 
 	return g_hash_table_lookup(model->exes, path);
+}
+
+Markov *
+model_lookup_chain(const Model *model, const Exe *a, const Exe *b)
+{
+	Markov probe;
+
+	g_return_val_if_fail(model != NULL, NULL);
+	g_return_val_if_fail(a != NULL && b != NULL, NULL);
+
+	probe.a = (Exe *)a;
+	probe.b = (Exe *)b;
+	return g_hash_table_lookup(model->chains, &probe);
 }
 
 void
@@ -430,36 +692,167 @@ model_remove_exe(Model *model, Exe *exe)
 	while (exe->chains->len > 0)
 		markov_free(model, g_ptr_array_index(exe->chains, exe->chains->len - 1));
 
-	for (guint i = 0; i < exe->exemaps->len; i++) {
-		Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
-
-		if (--map->refcount <= 0)
-			g_hash_table_remove(model->maps, map);  /* frees it */
-	}
-	g_array_set_size(exe->exemaps, 0);
+	while (exe->exemaps->len > 0)
+		exe_remove_map(model, exe, exe->exemaps->len - 1);
 	exe->size = 0;
 
+	/* No list may keep a pointer to it. */
 	while (g_ptr_array_remove(model->running, exe))
 		;
+	while (g_ptr_array_remove(model->stopped, exe))
+		;
+	while (g_ptr_array_remove(model->scored_exes, exe))
+		;
 	g_hash_table_remove(model->exes, exe->path);  /* frees exe */
+}
+
+/* Forgets stops older than the follow window, and exes running again. */
+static void
+prune_stopped(Model *model, gint64 now)
+{
+	GPtrArray *stopped = model->stopped;
+	guint kept = 0;
+
+	for (guint i = 0; i < stopped->len; i++) {
+		Exe *exe = g_ptr_array_index(stopped, i);
+
+		if (exe_is_running(model, exe) ||
+		    exe->change_timestamp < now - model->params.follow)
+			continue;
+		stopped->pdata[kept++] = exe;
+	}
+	g_ptr_array_set_size(stopped, kept);
+}
+
+void
+model_link_exe(Model *model, Exe *exe, gint64 now)
+{
+	gboolean constant;
+	guint first;
+
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(exe != NULL);
+
+	if (!exe_is_running(model, exe))
+		return;
+
+	/*
+	 * Running together. A chain created now must be able to record the
+	 * transition that made the pair run together; if neither change time
+	 * says how (both exes just appeared), the pair waits for its next
+	 * change, or else every first scan would chain every pair it sees.
+	 * An exe that (almost) always runs tells nothing about when another
+	 * starts: its correlation with anything is about 0, so with
+	 * skip_constant its pairs get no chain at all.
+	 */
+	constant = model->params.skip_constant && exe_is_constant(model, exe);
+	for (guint i = 0; !constant && i < model->running->len; i++) {
+		Exe *other = g_ptr_array_index(model->running, i);
+		int before;
+		gint64 since, when;
+
+		if (other == exe || model_lookup_chain(model, other, exe))
+			continue;
+		if (model->params.skip_constant && exe_is_constant(model, other))
+			continue;
+
+		if (!pair_history(other, exe, pair_state(model, other, exe),
+				  &before, &since, &when))
+			continue;
+		markov_new(model, other, exe, now, TRUE);
+	}
+
+	/*
+	 * Following one another: exe started at most `follow` seconds after
+	 * the other stopped, and nothing else stopped in between but at most
+	 * one other scan's worth: the exes of the last MODEL_FOLLOW_STOPS
+	 * stops (a stop may end several exes at once, a logout for one).
+	 * That is information even when the chain has no transition to record
+	 * yet (the stop and the start were seen by the same scan and one of
+	 * them is new). Counting stops rather than exes keeps what ended
+	 * together together, and bounds the chains a start can make however
+	 * busy the machine is.
+	 */
+	prune_stopped(model, now);
+	first = model->stopped->len;
+	{
+		gint64 stop = G_MININT64;
+		guint stops = 0;
+
+		/* The list is in stop order: walk back over the last stops. */
+		for (; first > 0; first--) {
+			const Exe *other = g_ptr_array_index(model->stopped, first - 1);
+
+			if (other->change_timestamp != stop) {
+				if (stops == MODEL_FOLLOW_STOPS)
+					break;
+				stops++;
+				stop = other->change_timestamp;
+			}
+		}
+	}
+	for (guint i = first; i < model->stopped->len; i++) {
+		Exe *other = g_ptr_array_index(model->stopped, i);
+
+		if (other == exe || model_lookup_chain(model, other, exe))
+			continue;
+		markov_new(model, other, exe, now, TRUE);
+	}
+}
+
+void
+model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
+{
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(exes != NULL || n == 0);
+
+	/* 1. Change times, so that the chains made below see all of them. */
+	for (guint i = 0; i < n; i++) {
+		Exe *exe = exes[i];
+
+		if (exe->change_timestamp == now)
+			continue;  /* listed twice: changed once */
+		exe->prev_change_timestamp = exe->change_timestamp;
+		exe->change_timestamp = now;
+		if (!exe_is_running(model, exe)) {
+			prune_stopped(model, now);
+			g_ptr_array_add(model->stopped, exe);
+		}
+	}
+	/* 2. The chains the exes have record the transitions. */
+	for (guint i = 0; i < n; i++) {
+		Exe *exe = exes[i];
+
+		for (guint j = 0; j < exe->chains->len; j++)
+			markov_state_changed(model, g_ptr_array_index(exe->chains, j), now);
+	}
+	/* 3. Those that started get the chains they now have a reason for. */
+	for (guint i = 0; i < n; i++)
+		model_link_exe(model, exes[i], now);
 }
 
 void
 model_exe_changed(Model *model, Exe *exe, gint64 now)
 {
-	g_return_if_fail(model != NULL);
 	g_return_if_fail(exe != NULL);
 
-	exe->change_timestamp = now;
-	for (guint i = 0; i < exe->chains->len; i++)
-		markov_state_changed(model, g_ptr_array_index(exe->chains, i), now);
+	model_exes_changed(model, &exe, 1, now);
+}
+
+/* Adds period to one chain whose pair both run, once per accounting. */
+static void
+account_chain(Model *model, Markov *markov, double period)
+{
+	if (markov->stamp == model->account_stamp)
+		return;
+	markov->stamp = model->account_stamp;
+	markov->time += period;
 }
 
 void
 model_account(Model *model, gint64 now)
 {
-	GHashTableIter iter;
-	gpointer value;
+	GPtrArray *running;
 	gint64 period;
 
 	g_return_if_fail(model != NULL);
@@ -469,44 +862,265 @@ model_account(Model *model, gint64 now)
 	if (period <= 0)
 		return;
 
-	g_hash_table_iter_init(&iter, model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		Exe *exe = value;
+	model->total_time += (double)period;
+	model->account_stamp++;
+	running = model->running;
+	for (guint i = 0; i < running->len; i++) {
+		Exe *exe = g_ptr_array_index(running, i);
 
-		if (exe_is_running(model, exe)) {
-			exe->time += (double)period;
-			exe->update_time = now;
-		}
-		/*
-		 * Every chain appears in two exes' lists; act on it from its
-		 * a side only so it is counted once.
-		 */
-		for (guint i = 0; i < exe->chains->len; i++) {
-			Markov *markov = g_ptr_array_index(exe->chains, i);
+		exe->time += (double)period;
+		exe->update_time = now;
+	}
 
-			if (markov->a == exe &&
-			    markov_current_state(model, markov) == MARKOV_BOTH)
-				markov->time += (double)period;
+	/*
+	 * The chains whose pair both run: from each running exe, through its
+	 * own chains or through the pairs it forms with the other running
+	 * exes, whichever list is shorter. A daemon that has a chain with
+	 * thousands of exes costs at most one lookup per running exe, and a
+	 * chain met from both sides is counted once (its stamp).
+	 */
+	for (guint i = 0; i < running->len; i++) {
+		Exe *exe = g_ptr_array_index(running, i);
+
+		if (exe->chains->len <= running->len) {
+			for (guint j = 0; j < exe->chains->len; j++) {
+				Markov *markov = g_ptr_array_index(exe->chains, j);
+				Exe *other = markov->a == exe ? markov->b : markov->a;
+
+				if (exe_is_running(model, other))
+					account_chain(model, markov, (double)period);
+			}
+		} else {
+			for (guint j = 0; j < running->len; j++) {
+				Exe *other = g_ptr_array_index(running, j);
+				Markov *markov;
+
+				if (other == exe)
+					continue;
+				markov = model_lookup_chain(model, exe, other);
+				if (markov)
+					account_chain(model, markov, (double)period);
+			}
 		}
 	}
 }
 
-static gboolean
-bad_exe_expired(gpointer key, gpointer value, gpointer user_data)
+/*
+ * v rounded to AGE_DIGITS significant digits: the double nearest to that
+ * decimal, computed as an integer times or over an exact power of ten
+ * (exact up to 10^22), so its shortest decimal form has at most
+ * AGE_DIGITS digits.
+ */
+static double
+age_round(double v)
 {
-	const BadExe *bad = value;
-	const gint64 *limits = user_data;  /* { now, max_age } */
+	static const double pow10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+	};
+	int shift;
 
-	(void)key;
-	return limits[0] - bad->time > limits[1];
+	if (v == 0 || !isfinite(v))
+		return v;
+	/* Digits to keep after the decimal point (negative: before it). */
+	shift = AGE_DIGITS - 1 - (int)floor(log10(fabs(v)));
+	if (shift >= 0 && shift <= 22)
+		return round(v * pow10[shift]) / pow10[shift];
+	if (shift < 0 && -shift <= 22)
+		return round(v / pow10[-shift]) * pow10[-shift];
+	return v;  /* tiny or huge: leave it */
+}
+
+double
+model_age_value(double v, gint64 elapsed, gint64 halflife)
+{
+	g_return_val_if_fail(halflife > 0, v);
+
+	return age_round(v * exp2(-(double)elapsed / (double)halflife));
+}
+
+guint
+model_age(Model *model, gint64 now)
+{
+	g_autoptr(GPtrArray) faded = NULL;
+	GHashTableIter iter;
+	gpointer key;
+	gint64 elapsed, halflife;
+	double factor;
+
+	g_return_val_if_fail(model != NULL, 0);
+
+	elapsed = now - model->aged_time;
+	halflife = model->params.halflife;
+	if (halflife <= 0 || elapsed <= 0) {
+		/* Without aging nothing is owed: a later half-life starts now. */
+		if (halflife <= 0 || elapsed < 0)
+			model->aged_time = now;
+		return 0;
+	}
+	model->aged_time = now;
+	factor = exp2(-(double)elapsed / (double)halflife);
+
+	model->total_time = age_round(model->total_time * factor);
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &key)) {
+		Exe *exe = key;
+
+		exe->time = age_round(exe->time * factor);
+	}
+
+	faded = g_ptr_array_new();
+	g_hash_table_iter_init(&iter, model->chains);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		Markov *markov = key;
+		double heaviest = 0;
+
+		markov->time = age_round(markov->time * factor);
+		for (int s = 0; s < 4; s++) {
+			markov->time_to_leave[s] = age_round(markov->time_to_leave[s]);
+			for (int t = 0; t < 4; t++) {
+				markov->weight[s][t] = age_round(markov->weight[s][t] * factor);
+				heaviest = MAX(heaviest, markov->weight[s][t]);
+			}
+		}
+		/*
+		 * A pair that both run will record a transition when one stops;
+		 * any other pair whose evidence has faded is forgotten until it
+		 * runs together or follows again.
+		 */
+		if (heaviest < MODEL_FADED_WEIGHT &&
+		    markov_current_state(model, markov) != MARKOV_BOTH)
+			g_ptr_array_add(faded, markov);
+
+	}
+	for (guint i = 0; i < faded->len; i++)
+		markov_free(model, g_ptr_array_index(faded, i));
+	return faded->len;
+}
+
+guint
+model_forget_exes(Model *model, gint64 now, gint64 max_age)
+{
+	g_autoptr(GPtrArray) old = NULL;
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_val_if_fail(model != NULL, 0);
+	g_return_val_if_fail(max_age > 0, 0);
+
+	old = g_ptr_array_new();
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+
+		/* A running exe is seen now, whatever its update time says. */
+		if (!exe_is_running(model, exe) && exe->update_time < now - max_age)
+			g_ptr_array_add(old, exe);
+	}
+	for (guint i = 0; i < old->len; i++)
+		model_remove_exe(model, g_ptr_array_index(old, i));
+	return old->len;
+}
+
+guint
+model_drop_stale_maps(Model *model)
+{
+	GHashTableIter iter;
+	gpointer value;
+	guint dropped = 0;
+
+	g_return_val_if_fail(model != NULL, 0);
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+
+		for (guint i = exe->exemaps->len; i-- > 0;) {
+			if (g_array_index(exe->exemaps, ExeMap, i).map->stale) {
+				exe_remove_map(model, exe, i);
+				dropped++;
+			}
+		}
+	}
+	return dropped;
+}
+
+static gint
+compare_gint64(gconstpointer pa, gconstpointer pb)
+{
+	gint64 a = *(const gint64 *)pa, b = *(const gint64 *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Forgets the oldest quarter of the bad exes (at least one). */
+static void
+trim_bad_exes(Model *model)
+{
+	g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(gint64));
+	GHashTableIter iter;
+	gpointer value;
+	gint64 cut;
+	guint n;
+
+	g_hash_table_iter_init(&iter, model->bad_exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		g_array_append_val(times, ((BadExe *)value)->time);
+	if (times->len == 0)
+		return;
+	g_array_sort(times, compare_gint64);
+	n = MAX(times->len / 4, 1);
+	cut = g_array_index(times, gint64, n - 1);
+	g_hash_table_iter_init(&iter, model->bad_exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		if (((BadExe *)value)->time <= cut)
+			g_hash_table_iter_remove(&iter);
+	}
+	model->bad_exes_oldest = G_MININT64;  /* recomputed by the next expiry */
+}
+
+void
+model_add_bad_exe(Model *model, const char *path, guint64 size, gint64 time)
+{
+	BadExe *bad;
+
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(path != NULL);
+
+	if (!g_hash_table_contains(model->bad_exes, path) &&
+	    g_hash_table_size(model->bad_exes) >= MODEL_MAX_BAD_EXES)
+		trim_bad_exes(model);
+	bad = g_new0(BadExe, 1);
+	bad->size = size;
+	bad->time = time;
+	g_hash_table_replace(model->bad_exes, g_strdup(path), bad);
+	if (model->bad_exes_oldest != G_MININT64)
+		model->bad_exes_oldest = MIN(model->bad_exes_oldest, time);
 }
 
 void
 model_expire_bad_exes(Model *model, gint64 now, gint64 max_age)
 {
-	gint64 limits[2] = { now, max_age };
+	GHashTableIter iter;
+	gpointer value;
+	gint64 oldest = G_MAXINT64;
 
 	g_return_if_fail(model != NULL);
 
-	g_hash_table_foreach_remove(model->bad_exes, bad_exe_expired, limits);
+	/* Nothing can have expired yet (or there is nothing): no walk. */
+	if (model->bad_exes_oldest != G_MININT64 &&
+	    (g_hash_table_size(model->bad_exes) == 0 ||
+	     (now >= model->bad_exes_oldest && now - model->bad_exes_oldest <= max_age)))
+		return;
+
+	g_hash_table_iter_init(&iter, model->bad_exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const BadExe *bad = value;
+
+		if (now - bad->time > max_age)
+			g_hash_table_iter_remove(&iter);
+		else
+			oldest = MIN(oldest, bad->time);
+	}
+	model->bad_exes_oldest = oldest;
 }

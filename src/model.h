@@ -7,6 +7,14 @@
  * disk. Every function that depends on time takes the model time `now`
  * (seconds, advanced by the daemon once per half cycle), so tests drive
  * the model with hand-picked times and check exact values.
+ *
+ * Chains are sparse: a pair of executables has one only once it has run
+ * together or one followed the other (see model_link_exe()). A pair
+ * without a chain is neutral evidence: it bids nothing, as a chain whose
+ * correlation is 0 would. Observations age with a half-life
+ * (model_age()); nothing here grows with the square of the number of
+ * executables, and the per-cycle functions visit the running executables
+ * and their chains, not the whole model.
  */
 #pragma once
 
@@ -24,6 +32,20 @@ enum {
 };
 
 /*
+ * Which file a map was learned from: device, inode, size and modification
+ * time when it was last checked. A file at the same path with another
+ * identity has been replaced (an upgrade) and its ranges mean something
+ * else. All zero: not known yet (maps imported from older state files, or
+ * replayed from another machine's trace).
+ */
+typedef struct MapFileId {
+	guint64 dev;          /* st_dev */
+	guint64 ino;          /* st_ino */
+	guint64 size;         /* st_size, bytes */
+	gint64 mtime;         /* st_mtim, nanoseconds since the epoch */
+} MapFileId;
+
+/*
  * A file range that some executable maps (or reads): the unit of
  * prediction and readahead. Identity is (path, offset, length).
  */
@@ -33,17 +55,23 @@ typedef struct Map {
 	guint64 offset;       /* first byte of the range */
 	guint64 length;       /* bytes in the range */
 	gint64 update_time;   /* model time it was last seen in use */
+	MapFileId file;       /* the file it was learned from */
 
 	/* runtime */
 	int refcount;         /* executables that use it; freed at 0 */
 	double lnprob;        /* ln P(not needed soon), this cycle */
 	guint seq;            /* index while saving or loading */
+	guint rank;           /* place in (path, offset, length) order: a numeric tie-break */
+	guint index;          /* position in model->map_list */
+	gboolean stale;       /* its file is gone or was replaced: never read ahead */
+	guint score_stamp;    /* model->score_stamp when prophet_score() last scored it */
 } Map;
 
 /* One executable's use of one map. */
 typedef struct ExeMap {
 	Map *map;             /* holds a reference */
 	double prob;          /* probability the exe uses it when it runs */
+	guint missed;         /* runtime: map refreshes in a row that did not find it */
 } ExeMap;
 
 typedef struct Markov Markov;
@@ -60,9 +88,11 @@ typedef struct Exe {
 	GPtrArray *chains;    /* Markov *, shared with the other exe */
 	gint64 running_timestamp; /* last scan that saw it running, -1 never */
 	gint64 change_timestamp;  /* when it last started or stopped, -1 unknown */
+	gint64 prev_change_timestamp; /* the change before that, -1 unknown */
 	guint64 size;         /* sum of its maps' lengths, bytes */
 	double lnprob;        /* ln P(not needed soon), this cycle */
 	guint seq;            /* index while saving or loading */
+	guint score_stamp;    /* model->score_stamp when it last got a bid */
 } Exe;
 
 /*
@@ -70,16 +100,17 @@ typedef struct Exe {
  * so that they can be aged; without aging they stay whole numbers.
  */
 struct Markov {
-	Exe *a, *b;           /* not owned */
+	Exe *a, *b;           /* not owned; a and b are the key of model->chains */
 
 	/* persisted */
-	double time;             /* seconds both ran */
+	double time;             /* seconds both ran (aged) */
 	double time_to_leave[4]; /* mean sojourn in each state, seconds */
-	double weight[4][4];     /* [s][s]: departures from s; [s][t]: s->t */
+	double weight[4][4];     /* [s][s]: departures from s; [s][t]: s->t (aged) */
 
 	/* runtime */
 	int state;               /* current state, MARKOV_* */
 	gint64 change_timestamp; /* model time it entered `state` */
+	guint stamp;             /* model->account_stamp when last accounted */
 };
 
 /* An executable found too small to be worth modelling, for a while. */
@@ -88,28 +119,77 @@ typedef struct BadExe {
 	gint64 time;          /* model time it was checked */
 } BadExe;
 
+/*
+ * How chains are made and aged: from the configuration, set by the spy
+ * before every update (model_new() gives no aging, a follow window of 0
+ * and no chains with constant executables).
+ */
+typedef struct ModelParams {
+	gint64 halflife;      /* seconds after which an observation weighs half; 0: never */
+	gint64 follow;        /* seconds: a start this soon after a stop links the pair */
+	gboolean skip_constant; /* no chain with an exe that (almost) always runs */
+} ModelParams;
+
+/*
+ * An exe that has run for at least this share of the model's (aged) time
+ * is constant: its running indicator tells nothing about any other exe.
+ */
+#define MODEL_CONSTANT_SHARE 0.99
+/* ... once the model has watched at least this long (seconds). */
+#define MODEL_CONSTANT_MIN_TIME 3600.0
+/*
+ * A chain whose every count has aged below this is forgotten (unless both
+ * exes run): one observation fades in log2(1/0.05) = 4.3 half-lives.
+ */
+#define MODEL_FADED_WEIGHT 0.05
+/*
+ * A start is linked with the exes of at most this many of the last stops
+ * (scan times at which exes stopped) within the follow window.
+ */
+#define MODEL_FOLLOW_STOPS 2
+/* Bad exes kept at most; beyond it the oldest quarter is forgotten. */
+#define MODEL_MAX_BAD_EXES 8192
+
 typedef struct Model {
 	/* persisted */
 	gint64 time;             /* model clock, seconds */
+	double total_time;       /* seconds accounted, aged like the running times:
+				    the t of the correlation */
 	GHashTable *exes;        /* path -> Exe *, owns the exes */
 	GHashTable *bad_exes;    /* path (owned) -> BadExe * (owned) */
 
 	/* runtime */
+	ModelParams params;      /* how chains are made and aged */
 	GHashTable *maps;        /* Map * -> Map *, every registered map */
+	GPtrArray *map_list;     /* the same maps, to visit a few at a time */
+	gboolean ranks_stale;    /* maps came or went since model_rank_maps() */
+	GHashTable *chains;      /* Markov * set, keyed by the unordered pair */
 	GPtrArray *running;      /* Exe * seen running by the last scan */
+	GPtrArray *stopped;      /* Exe * that stopped within params.follow, oldest first */
 	gint64 last_running_timestamp;    /* time of the last scan */
 	gint64 last_accounting_timestamp; /* time of the last model_account() */
+	gint64 aged_time;        /* model time the aged values are aged up to */
 	guint n_chains;          /* Markov chains alive */
 	gboolean dirty;          /* changed since the last save */
+	guint account_stamp;     /* counts model_account() calls */
+	gint64 bad_exes_oldest;  /* no bad exe is older; G_MININT64: unknown */
+
+	/* the prophet's bookkeeping, so that it visits only what it scored */
+	guint score_stamp;       /* counts prophet_score() calls */
+	GPtrArray *scored_exes;  /* Exe * that got a bid in the last scoring */
+	GPtrArray *candidates;   /* Map * scored by the last scoring */
 } Model;
 
 /* ---- maps ---- */
 
-/* A new unregistered map with refcount 0. */
+/* A new unregistered map with refcount 0 and an unknown file identity. */
 Map *map_new(const char *path, guint64 offset, guint64 length, gint64 update_time);
 void map_free(Map *map);
 guint map_hash(gconstpointer map);
 gboolean map_equal(gconstpointer a, gconstpointer b);
+/* Whether two identities name the same file; an unknown one matches any. */
+gboolean map_file_id_matches(const MapFileId *known, const MapFileId *now);
+gboolean map_file_id_is_known(const MapFileId *id);
 
 /* ---- executables ---- */
 
@@ -118,7 +198,14 @@ Exe *exe_new(const char *path, gboolean running, gint64 now);
 void exe_free(Exe *exe);
 /* Adds a use of `map` (taking a reference; registers it if it is new). */
 void exe_add_map(Model *model, Exe *exe, Map *map, double prob);
+/* Removes exe's i-th use (dropping its reference); later uses move down. */
+void exe_remove_map(Model *model, Exe *exe, guint i);
 gboolean exe_is_running(const Model *model, const Exe *exe);
+/*
+ * Whether exe runs (almost) always: at least MODEL_CONSTANT_SHARE of the
+ * model's aged time, once that is MODEL_CONSTANT_MIN_TIME or more.
+ */
+gboolean exe_is_constant(const Model *model, const Exe *exe);
 
 /* ---- chains ---- */
 
@@ -130,7 +217,7 @@ gboolean exe_is_running(const Model *model, const Exe *exe);
  * When FALSE (loading saved state) it starts in the current state at now.
  */
 Markov *markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize);
-/* Unlinks the chain from both exes and frees it. */
+/* Unlinks the chain from both exes and the model and frees it. */
 void markov_free(Model *model, Markov *markov);
 /* The state the pair is in now, from the exes' running flags. */
 int markov_current_state(const Model *model, const Markov *markov);
@@ -140,7 +227,10 @@ int markov_current_state(const Model *model, const Markov *markov);
  * state unchanged, does nothing.
  */
 void markov_state_changed(Model *model, Markov *markov, gint64 now);
-/* Pearson correlation of the two exes' running indicators over model time. */
+/*
+ * Pearson correlation of the two exes' running indicators over the model's
+ * aged time (model->total_time).
+ */
 double markov_correlation(const Model *model, const Markov *markov);
 
 /* ---- the model ---- */
@@ -148,28 +238,92 @@ double markov_correlation(const Model *model, const Markov *markov);
 Model *model_new(void);
 void model_free(Model *model);
 
+/* Sets how chains are made and aged (see ModelParams). */
+void model_set_params(Model *model, const ModelParams *params);
+
+/*
+ * Gives every map its Map.rank, its place in (path, offset, length) order,
+ * if maps were registered or dropped since the last ranking: one sort when
+ * the maps change, so that every cycle's sort compares numbers.
+ */
+void model_rank_maps(Model *model);
+
 /* The registered map equal to the key, or NULL. */
 Map *model_lookup_map(const Model *model, const char *path, guint64 offset, guint64 length);
 Exe *model_lookup_exe(const Model *model, const char *path);
+/* The chain of the pair (either order), or NULL: one hash lookup. */
+Markov *model_lookup_chain(const Model *model, const Exe *a, const Exe *b);
 
 /*
  * Adds exe to the model (which takes ownership). With `create_chains`,
- * links a chain between it and every exe already in the model.
+ * links a chain between it and every exe already in the model, as
+ * preload 0.6.4 did (the `allpairs` configuration); otherwise chains come
+ * from model_link_exe().
  */
 void model_add_exe(Model *model, Exe *exe, gint64 now, gboolean create_chains);
 /* Removes exe and its chains and drops its map references. */
 void model_remove_exe(Model *model, Exe *exe);
 
-/* Marks exe as having started or stopped at now and updates its chains. */
+/*
+ * Gives exe, which started (or was admitted running) at now, the chains
+ * that carry information and that it does not have yet:
+ *   - with each running exe, if that lets the chain record a transition
+ *     (the later of the two changes, backdated as markov_new() does) and,
+ *     with params.skip_constant, neither of the two is constant;
+ *   - with each exe of the last MODEL_FOLLOW_STOPS stops (the latest scan
+ *     times at which exes stopped) at most params.follow seconds before
+ *     now.
+ * Every other pair keeps no chain. Does nothing if exe does not run.
+ */
+void model_link_exe(Model *model, Exe *exe, gint64 now);
+
+/*
+ * Marks the n exes as having started or stopped at now (all seen by one
+ * scan): their change times move first, then their chains record the
+ * transitions, then those that started are linked (model_link_exe()), so
+ * that a new chain sees every change of the scan.
+ */
+void model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now);
+/* model_exes_changed() for one exe. */
 void model_exe_changed(Model *model, Exe *exe, gint64 now);
 
 /*
- * Adds the time since the last accounting to every running exe and to
- * every chain whose pair both run.
+ * Adds the time since the last accounting to model->total_time, to every
+ * running exe and to every chain whose pair both run. Visits the running
+ * exes and their chains only.
  */
 void model_account(Model *model, gint64 now);
 
-/* Forgets bad exes checked more than `max_age` seconds before now. */
+/*
+ * Ages the model from model->aged_time to now: every running time, the
+ * total time, and every chain's joint time and counts are multiplied by
+ * 2^(-(now - aged_time) / halflife), rounded to 7 significant digits (as
+ * are the mean sojourns, which keeps the state file short); then chains
+ * whose counts all faded below MODEL_FADED_WEIGHT are freed unless both
+ * their exes run. Does nothing but move aged_time without a half-life.
+ * Returns the number of chains freed.
+ */
+guint model_age(Model *model, gint64 now);
+/* v * 2^(-elapsed / halflife), as model_age() computes it (halflife > 0). */
+double model_age_value(double v, gint64 elapsed, gint64 halflife);
+
+/*
+ * Removes the exes last seen running more than max_age seconds before now
+ * (max_age > 0), with their chains and map uses. Returns how many.
+ */
+guint model_forget_exes(Model *model, gint64 now, gint64 max_age);
+/* Removes every use of a stale map from every exe. Returns how many uses. */
+guint model_drop_stale_maps(Model *model);
+
+/*
+ * Records that path was found too small at `time`. Beyond
+ * MODEL_MAX_BAD_EXES entries the oldest quarter is forgotten.
+ */
+void model_add_bad_exe(Model *model, const char *path, guint64 size, gint64 time);
+/*
+ * Forgets bad exes checked more than `max_age` seconds before now. Walks
+ * the table only when its oldest entry may have expired.
+ */
 void model_expire_bad_exes(Model *model, gint64 now, gint64 max_age);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Model, model_free)

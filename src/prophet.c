@@ -18,7 +18,6 @@
 #include "prophet.h"
 
 #include <math.h>
-#include <string.h>
 
 /*
  * Largest bid. A bid of exactly 1 would make ln(1 - p) = -inf, and one
@@ -66,17 +65,29 @@ prophet_budget_kb(const Conf *conf, const ProcMemstat *mem)
 	return avail > 0 ? (guint64)avail : 0;
 }
 
+/* Notes that exe got a bid this scoring, so the next one resets it. */
+static void
+touch_exe(Model *model, Exe *exe)
+{
+	if (exe->score_stamp == model->score_stamp)
+		return;
+	exe->score_stamp = model->score_stamp;
+	exe->lnprob = 0;
+	g_ptr_array_add(model->scored_exes, exe);
+}
+
 /* Adds ln(1 - p) for one bid, p clamped to [0, PROPHET_MAX_BID]. */
 static void
-bid_for(Exe *exe, double p)
+bid_for(Model *model, Exe *exe, double p)
 {
 	if (!(p > 0))  /* also NaN */
 		return;
+	touch_exe(model, exe);
 	exe->lnprob += log1p(-MIN(p, PROPHET_MAX_BID));
 }
 
 void
-prophet_bid(const Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation)
+prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation)
 {
 	const double *w;
 	double tau, corr, p_change;
@@ -105,113 +116,134 @@ prophet_bid(const Model *model, const Markov *markov, gint64 cycle, gboolean use
 
 	/* P_next: the share of departures from s that led to y running. */
 	if (!exe_is_running(model, markov->a))
-		bid_for(markov->a, corr * p_change *
+		bid_for(model, markov->a, corr * p_change *
 			(w[MARKOV_A] + w[MARKOV_BOTH]) / (w[s] + 0.01));
 	if (!exe_is_running(model, markov->b))
-		bid_for(markov->b, corr * p_change *
+		bid_for(model, markov->b, corr * p_change *
 			(w[MARKOV_B] + w[MARKOV_BOTH]) / (w[s] + 0.01));
+}
+
+/* Adds to a map's score, resetting it first if this scoring has not yet. */
+static void
+score_map(Model *model, Map *map, double lnprob)
+{
+	if (map->score_stamp != model->score_stamp) {
+		map->score_stamp = model->score_stamp;
+		map->lnprob = 0;
+		g_ptr_array_add(model->candidates, map);
+	}
+	map->lnprob += lnprob;
 }
 
 void
 prophet_score(Model *model, const Conf *conf)
 {
 	GHashTableIter iter;
-	gpointer value;
+	gpointer key;
 
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(conf != NULL);
 
-	g_hash_table_iter_init(&iter, model->maps);
-	while (g_hash_table_iter_next(&iter, &value, NULL))
-		((Map *)value)->lnprob = 0;
-	g_hash_table_iter_init(&iter, model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value))
-		((Exe *)value)->lnprob = 0;
+	/*
+	 * Only what the last scoring touched can hold a score: reset that and
+	 * leave the rest of the model alone. A stamp makes each exe and map
+	 * join this scoring's lists once.
+	 */
+	for (guint i = 0; i < model->scored_exes->len; i++)
+		((Exe *)g_ptr_array_index(model->scored_exes, i))->lnprob = 0;
+	for (guint i = 0; i < model->candidates->len; i++)
+		((Map *)g_ptr_array_index(model->candidates, i))->lnprob = 0;
+	g_ptr_array_set_size(model->scored_exes, 0);
+	g_ptr_array_set_size(model->candidates, 0);
+	model->score_stamp++;
 
-	/* Each chain is in two exes' lists: bid from its a side only. */
-	g_hash_table_iter_init(&iter, model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		Exe *exe = value;
+	/* Every chain once; a pair without a chain bids nothing. */
+	g_hash_table_iter_init(&iter, model->chains);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		prophet_bid(model, key, conf->cycle, conf->usecorrelation);
 
-		for (guint i = 0; i < exe->chains->len; i++) {
-			const Markov *markov = g_ptr_array_index(exe->chains, i);
+	/*
+	 * Maps get a score only from the exes that run (+1 each: their pages
+	 * are probably resident) and from those that got a bid; any other
+	 * exe would add ln 1 = 0. Stale maps (a file gone or replaced) are
+	 * never scored, so never read ahead.
+	 */
+	for (guint i = 0; i < model->running->len; i++) {
+		const Exe *exe = g_ptr_array_index(model->running, i);
 
-			if (markov->a == exe)
-				prophet_bid(model, markov, conf->cycle, conf->usecorrelation);
+		for (guint j = 0; j < exe->exemaps->len; j++) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
+
+			if (!em->map->stale)
+				score_map(model, em->map, 1);
 		}
 	}
-
-	g_hash_table_iter_init(&iter, model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		const Exe *exe = value;
-		gboolean running = exe_is_running(model, exe);
+	for (guint i = 0; i < model->scored_exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(model->scored_exes, i);
 		/* P(exe needed soon), computed without cancellation. */
 		double needed = -expm1(exe->lnprob);
 
-		for (guint i = 0; i < exe->exemaps->len; i++) {
-			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+		if (exe_is_running(model, exe))
+			continue;  /* bids go to stopped exes only; scored above */
+		for (guint j = 0; j < exe->exemaps->len; j++) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
 			double prob = em->prob;
 
-			if (running) {
-				/* Its pages are probably resident already. */
-				em->map->lnprob += 1;
-			} else if (prob >= 1) {
+			if (em->map->stale)
+				continue;
+			if (prob >= 1) {
 				/* Always used: ln P(map not needed via exe) = exe's score. */
-				em->map->lnprob += exe->lnprob;
+				score_map(model, em->map, exe->lnprob);
 			} else if (prob > 0) {
 				/*
 				 * Used with probability prob: needed via this exe with
 				 * probability prob * P(exe needed). prob < 1 keeps the
 				 * argument of log1p above -1.
 				 */
-				em->map->lnprob += log1p(-prob * needed);
+				score_map(model, em->map, log1p(-prob * needed));
 			}
 		}
 	}
 }
 
-/* Most likely needed first; ties by path, offset and length for a total order. */
+/*
+ * Most likely needed first; ties by path, offset and length, through the
+ * maps' ranks: a total order on numbers (comparing the paths themselves
+ * was most of the cost of this sort).
+ */
 static gint
 compare_maps(gconstpointer pa, gconstpointer pb)
 {
 	const Map *a = *(Map *const *)pa;
 	const Map *b = *(Map *const *)pb;
-	int cmp;
 
 	if (a->lnprob < b->lnprob)
 		return -1;
 	if (a->lnprob > b->lnprob)
 		return 1;
-	/* Equal, or a NaN (which select skips): fall through to the names. */
-	cmp = strcmp(a->path, b->path);
-	if (cmp != 0)
-		return cmp;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	if (a->length != b->length)
-		return a->length < b->length ? -1 : 1;
-	return 0;
+	/* Equal (select leaves NaN out). */
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
 GPtrArray *
-prophet_select(const Model *model, guint64 budget_kb, guint64 *used_kb)
+prophet_select(Model *model, guint64 budget_kb, guint64 *used_kb)
 {
 	g_autoptr(GPtrArray) sorted = NULL;
 	GPtrArray *chosen;
-	GHashTableIter iter;
-	gpointer key;
 	guint64 left = budget_kb;
 
 	if (used_kb)
 		*used_kb = 0;
 	g_return_val_if_fail(model != NULL, NULL);
 
+	model_rank_maps(model);
 	/* Only maps worth reading: lnprob < 0 (this also drops NaN). */
-	sorted = g_ptr_array_sized_new(g_hash_table_size(model->maps));
-	g_hash_table_iter_init(&iter, model->maps);
-	while (g_hash_table_iter_next(&iter, &key, NULL)) {
-		if (((const Map *)key)->lnprob < 0)
-			g_ptr_array_add(sorted, key);
+	sorted = g_ptr_array_sized_new(model->candidates->len);
+	for (guint i = 0; i < model->candidates->len; i++) {
+		Map *map = g_ptr_array_index(model->candidates, i);
+
+		if (map->lnprob < 0 && !map->stale)
+			g_ptr_array_add(sorted, map);
 	}
 	g_ptr_array_sort(sorted, compare_maps);
 

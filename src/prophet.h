@@ -11,7 +11,8 @@
  * map's score is the sum, over the exes using it, of the exe's score if
  * it is not running and +1 if it runs (its pages are probably resident).
  * Maps with a negative score are taken in ascending order while they fit
- * the memory budget.
+ * the memory budget. A pair of executables without a chain (see model.h)
+ * bids nothing.
  */
 #pragma once
 
@@ -29,19 +30,31 @@
  */
 guint64 prophet_budget_kb(const Conf *conf, const ProcMemstat *mem);
 
-/* Adds the bids of one chain to its stopped exes' lnprob. */
-void prophet_bid(const Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation);
+/*
+ * Adds the bids of one chain to its stopped exes' lnprob (and lists those
+ * exes in model->scored_exes).
+ */
+void prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation);
 
-/* Recomputes every exe's and map's lnprob. */
+/*
+ * Recomputes the scores: every chain bids, then the maps of the running
+ * exes and of the exes that got a bid are scored and listed in
+ * model->candidates. Every exe and map not listed (in model->scored_exes
+ * or model->candidates) has lnprob 0: the work follows the chains and the
+ * exes that matter this cycle, not the size of the model. Stale maps are
+ * never scored.
+ */
 void prophet_score(Model *model, const Conf *conf);
 
 /*
- * Maps with lnprob < 0, most likely first (ties broken by path, offset),
- * chosen greedily: a map whose ceil(length/1024) KB does not fit the
- * remaining budget is skipped and smaller ones after it may still be
- * taken. Returns a GPtrArray of Map * (borrowed); *used_kb gets the total.
+ * The maps of model->candidates with lnprob < 0 that are not stale, most
+ * likely first (ties broken by path, offset, length: Map.rank, updated
+ * here if maps came or went), chosen greedily: a map whose
+ * ceil(length/1024) KB does not fit the remaining budget is skipped and
+ * smaller ones after it may still be taken. Returns a GPtrArray of Map *
+ * (borrowed); *used_kb gets the total.
  */
-GPtrArray *prophet_select(const Model *model, guint64 budget_kb, guint64 *used_kb);
+GPtrArray *prophet_select(Model *model, guint64 budget_kb, guint64 *used_kb);
 
 /* P(exe is needed soon) = 1 - exp(lnprob), for the dump. */
 double prophet_exe_probability(const Exe *exe);

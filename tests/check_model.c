@@ -571,17 +571,23 @@ START_TEST(test_markov_new_no_history)
 	ck_assert_double_eq_tol(weight_sum(m), 0, TOL);
 
 	/* Without initialize (loading): current state at now. */
-	m = markov_new(model, c, a, 40, FALSE);
+	m = markov_new(model, c, b, 40, FALSE);
 	ck_assert_int_eq(m->state, MARKOV_B);
 	ck_assert_int_eq(m->change_timestamp, 40);
 	ck_assert_double_eq_tol(weight_sum(m), 0, TOL);
 	ck_assert_uint_eq(model->n_chains, 3);
 
-	/* A chain of an exe with itself is a programming error. */
+	/*
+	 * A chain of an exe with itself, or a second chain of a pair (in
+	 * either order), is a programming error.
+	 */
 	catch_criticals();
 	ck_assert_ptr_null(markov_new(model, a, a, 40, TRUE));
-	ck_assert_uint_eq(criticals, 1);
+	ck_assert_ptr_null(markov_new(model, c, a, 40, TRUE));
+	ck_assert_uint_eq(criticals, 2);
 	ck_assert_uint_eq(model->n_chains, 3);
+	ck_assert_uint_eq(a->chains->len, 2);
+	ck_assert_ptr_eq(model_lookup_chain(model, c, a), model_lookup_chain(model, a, c));
 
 	/* The model frees the chains with the exes. */
 	model_add_exe(model, a, 40, FALSE);
@@ -623,7 +629,8 @@ correlation_chain(Model *model, gint64 t, double A, double B, double X)
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
 	m = markov_new(model, a, b, 0, FALSE);
-	model->time = t;
+	/* The correlation's t is the accounted (aged) time, not the clock. */
+	model->total_time = (double)t;
 	a->time = A;
 	b->time = B;
 	m->time = X;
@@ -671,9 +678,9 @@ START_TEST(test_correlation_edges)
 	m->b->time = -5;
 	ck_assert_double_eq(markov_correlation(model, m), 0);
 	m->b->time = 50;
-	model->time = 0;
+	model->total_time = 0;
 	ck_assert_double_eq(markov_correlation(model, m), 0);
-	model->time = -100;
+	model->total_time = -100;
 	ck_assert_double_eq(markov_correlation(model, m), 0);
 }
 END_TEST
@@ -743,6 +750,703 @@ START_TEST(test_account)
 }
 END_TEST
 
+/* ---- sparse chains ---- */
+
+/* A new exe admitted running at now, with the given params, linked. */
+static Exe *
+admit(Model *model, const char *path, gint64 now)
+{
+	Exe *exe = exe_new(path, TRUE, now);
+
+	model_add_exe(model, exe, now, FALSE);
+	model_link_exe(model, exe, now);
+	return exe;
+}
+
+static void
+set_params(Model *model, gint64 halflife, gint64 follow, gboolean skip_constant)
+{
+	ModelParams params = { halflife, follow, skip_constant };
+
+	model_set_params(model, &params);
+}
+
+START_TEST(test_chain_lookup)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+	Markov *ab, *bc;
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+	ab = markov_new(model, a, b, 0, FALSE);
+	bc = markov_new(model, c, b, 0, FALSE);
+	ck_assert_ptr_eq(model_lookup_chain(model, a, b), ab);
+	ck_assert_ptr_eq(model_lookup_chain(model, b, a), ab);
+	ck_assert_ptr_eq(model_lookup_chain(model, b, c), bc);
+	ck_assert_ptr_null(model_lookup_chain(model, a, c));
+	ck_assert_uint_eq(g_hash_table_size(model->chains), 2);
+
+	markov_free(model, ab);
+	ck_assert_ptr_null(model_lookup_chain(model, a, b));
+	ck_assert_uint_eq(g_hash_table_size(model->chains), 1);
+	ck_assert_uint_eq(model->n_chains, 1);
+
+	/* Removing c frees bc and takes it out of the index. */
+	model_remove_exe(model, c);
+	ck_assert_uint_eq(g_hash_table_size(model->chains), 0);
+	ck_assert_uint_eq(b->chains->len, 0);
+}
+END_TEST
+
+START_TEST(test_link_together)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b, *c, *d;
+	Exe *r_a[] = { NULL, NULL }, *r_ab[] = { NULL, NULL, NULL };
+	Markov *m;
+
+	set_params(model, 0, 0, TRUE);
+
+	/* 10: a runs alone: nothing to link. */
+	scan(model, 10, r_a);
+	a = admit(model, "/usr/bin/a", 10);
+	ck_assert_uint_eq(model->n_chains, 0);
+
+	/*
+	 * 30: b is admitted while a runs. The pair was in "a only" since a
+	 * started at 10: the chain records 1 -> 3 after 20 s.
+	 */
+	r_ab[0] = a;
+	scan(model, 30, r_ab);
+	b = admit(model, "/usr/bin/b", 30);
+	m = model_lookup_chain(model, a, b);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_eq(m->a, a);
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_int_eq(m->change_timestamp, 30);
+	ck_assert_double_eq_tol(m->weight[1][1], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[1][3], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[1], 20, TOL);
+	ck_assert_double_eq_tol(weight_sum(m), 2, TOL);
+
+	/*
+	 * 50: c and d are admitted together while a and b run. Each gets a
+	 * chain with a (1 -> 3 after 40 s) and with b (1 -> 3 after 20 s);
+	 * c and d appeared at the same instant with no history, so they
+	 * would record nothing: no chain for them yet.
+	 */
+	{
+		Exe *r[5] = { a, b, NULL, NULL, NULL };
+
+		scan(model, 50, r);
+		c = exe_new("/usr/bin/c", TRUE, 50);
+		d = exe_new("/usr/bin/d", TRUE, 50);
+		model_add_exe(model, c, 50, FALSE);
+		model_add_exe(model, d, 50, FALSE);
+		model_link_exe(model, c, 50);
+		model_link_exe(model, d, 50);
+	}
+	ck_assert_uint_eq(model->n_chains, 5);
+	ck_assert_ptr_null(model_lookup_chain(model, c, d));
+	ck_assert_double_eq_tol(model_lookup_chain(model, a, c)->time_to_leave[1], 40, TOL);
+	ck_assert_double_eq_tol(model_lookup_chain(model, b, d)->time_to_leave[1], 20, TOL);
+
+	/*
+	 * c stops at 70 and starts again at 90 while d runs: now c's change
+	 * before 90 is known. The pair (d, c) was in "d only" from 70 to 90:
+	 * 1 -> 3 after 20 s (d is the chain's a: it was there first).
+	 */
+	{
+		Exe *r[4] = { a, b, d, NULL };
+		Exe *r2[5] = { a, b, d, c, NULL };
+
+		scan(model, 70, r);
+		model_exe_changed(model, c, 70);
+		ck_assert_ptr_null(model_lookup_chain(model, c, d));
+		scan(model, 90, r2);
+		model_exe_changed(model, c, 90);
+	}
+	m = model_lookup_chain(model, c, d);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_eq(m->a, d);
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_double_eq_tol(m->weight[1][1], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[1][3], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[1], 20, TOL);
+	ck_assert_uint_eq(model->n_chains, 6);
+
+	/* A stopped exe is never linked, whatever runs. */
+	{
+		g_autoptr(Exe) x = exe_new("/usr/bin/x", FALSE, 0);
+
+		model_link_exe(model, x, 90);
+		ck_assert_uint_eq(model->n_chains, 6);
+	}
+}
+END_TEST
+
+/*
+ * Two exes with a known past start at the same scan: the pair was in
+ * "neither" since the later of their previous changes.
+ */
+START_TEST(test_link_together_known)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = exe_new("/usr/bin/x", FALSE, 0);
+	Exe *y = exe_new("/usr/bin/y", FALSE, 0);
+	Exe *both[] = { x, y, NULL };
+	Markov *m;
+
+	set_params(model, 0, 0, TRUE);
+	model_add_exe(model, x, 0, FALSE);
+	model_add_exe(model, y, 0, FALSE);
+	/* x ran 10..20, y ran 25..30. */
+	x->prev_change_timestamp = 10;
+	x->change_timestamp = 20;
+	y->prev_change_timestamp = 25;
+	y->change_timestamp = 30;
+
+	scan(model, 50, both);
+	{
+		Exe *batch[] = { x, y };
+
+		model_exes_changed(model, batch, 2, 50);
+	}
+	ck_assert_int_eq(x->prev_change_timestamp, 20);
+	ck_assert_int_eq(y->prev_change_timestamp, 30);
+	ck_assert_uint_eq(model->n_chains, 1);
+	m = model_lookup_chain(model, x, y);
+	/* 0 -> 3 after 50 - max(20, 30) = 20 s. */
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_int_eq(m->change_timestamp, 50);
+	ck_assert_double_eq_tol(m->weight[0][0], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[0][3], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[0], 20, TOL);
+	ck_assert_double_eq_tol(weight_sum(m), 2, TOL);
+
+	/* An exe listed twice in a batch changes once. */
+	{
+		Exe *none[] = { NULL };
+		Exe *batch[] = { x, x };
+
+		scan(model, 60, none);
+		model_exes_changed(model, batch, 2, 60);
+		ck_assert_int_eq(x->prev_change_timestamp, 50);
+		ck_assert_int_eq(x->change_timestamp, 60);
+	}
+}
+END_TEST
+
+START_TEST(test_link_follow)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x, *y, *z, *w, *v;
+	Exe *none[] = { NULL };
+	Markov *m;
+
+	set_params(model, 0, 60, TRUE);
+
+	/* x runs from 10 to 30. */
+	{
+		Exe *r[] = { NULL, NULL };
+
+		scan(model, 10, r);
+		x = admit(model, "/usr/bin/x", 10);
+	}
+	scan(model, 30, none);
+	model_exe_changed(model, x, 30);
+
+	/*
+	 * 50: y starts 20 s after x stopped, within the window of 60: the
+	 * pair was in "neither" since 30 and goes to "y only": 0 -> 2.
+	 */
+	{
+		Exe *r[] = { NULL, NULL };
+
+		scan(model, 50, r);
+		y = admit(model, "/usr/bin/y", 50);
+	}
+	m = model_lookup_chain(model, x, y);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_eq(m->a, x);
+	ck_assert_int_eq(m->state, MARKOV_B);
+	ck_assert_double_eq_tol(m->weight[0][0], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[0][2], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[0], 20, TOL);
+
+	/* 100: z starts 70 s after x stopped: too late for x; y runs. */
+	{
+		Exe *r[] = { y, NULL, NULL };
+
+		scan(model, 100, r);
+		z = admit(model, "/usr/bin/z", 100);
+	}
+	ck_assert_ptr_null(model_lookup_chain(model, x, z));
+	ck_assert_ptr_nonnull(model_lookup_chain(model, y, z));
+	ck_assert_uint_eq(model->n_chains, 2);
+
+	/*
+	 * 120: y and z stop, and v appears in the same scan. v is new, so no
+	 * transition can be recorded, but following is reason enough: chains
+	 * with y and z, empty, in "v only".
+	 */
+	scan(model, 120, none);
+	{
+		Exe *batch[] = { y, z };
+
+		model_exes_changed(model, batch, 2, 120);
+	}
+	{
+		Exe *r[] = { NULL, NULL };
+
+		scan(model, 120, r);
+		v = admit(model, "/usr/bin/v", 120);
+	}
+	m = model_lookup_chain(model, z, v);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(m->state, MARKOV_B);
+	ck_assert_int_eq(m->change_timestamp, 120);
+	ck_assert_double_eq_tol(weight_sum(m), 0, TOL);
+	ck_assert_ptr_nonnull(model_lookup_chain(model, y, v));
+	ck_assert_uint_eq(model->n_chains, 4);
+
+	/*
+	 * Six exes run from 130; t0..t2 stop at 140, t3 at 150, t4 and t5 at
+	 * 160 (and v with them). w starts at 170 and follows the last
+	 * MODEL_FOLLOW_STOPS = 2 stops: t3 and t4, t5, v; not t0..t2, though
+	 * they are within the window too. (y and z, stopped at 120, are not.)
+	 */
+	{
+		Exe *t[6];
+		Exe *r[8] = { NULL };
+		Exe *r2[] = { NULL, NULL };
+
+		for (int i = 0; i < 6; i++) {
+			g_autofree char *path = g_strdup_printf("/usr/bin/t%d", i);
+
+			r[i] = t[i] = exe_new(path, TRUE, 130);
+			model_add_exe(model, t[i], 130, FALSE);
+		}
+		r[6] = v;
+		scan(model, 130, r);
+		r[0] = t[3];
+		r[1] = t[4];
+		r[2] = t[5];
+		r[3] = v;
+		r[4] = NULL;
+		scan(model, 140, r);
+		model_exes_changed(model, t, 3, 140);
+		r[0] = t[4];
+		r[1] = t[5];
+		r[2] = v;
+		r[3] = NULL;
+		scan(model, 150, r);
+		model_exe_changed(model, t[3], 150);
+		scan(model, 160, none);
+		{
+			Exe *batch[] = { t[4], t[5], v };
+
+			model_exes_changed(model, batch, 3, 160);
+		}
+		scan(model, 170, r2);
+		w = admit(model, "/usr/bin/w", 170);
+		ck_assert_uint_eq(w->chains->len, 4);
+		ck_assert_ptr_nonnull(model_lookup_chain(model, t[3], w));
+		ck_assert_ptr_nonnull(model_lookup_chain(model, t[4], w));
+		ck_assert_ptr_nonnull(model_lookup_chain(model, t[5], w));
+		ck_assert_ptr_nonnull(model_lookup_chain(model, v, w));
+		for (int i = 0; i < 3; i++)
+			ck_assert_ptr_null(model_lookup_chain(model, t[i], w));
+		ck_assert_ptr_null(model_lookup_chain(model, y, w));
+	}
+}
+END_TEST
+
+START_TEST(test_link_constant)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *d = exe_new("/usr/bin/daemon", TRUE, 0);
+	Exe *r[] = { d, NULL, NULL };
+	Exe *y;
+
+	set_params(model, 0, 0, TRUE);
+	model_add_exe(model, d, 0, FALSE);
+
+	/* Below an hour of model time nothing counts as constant. */
+	model->total_time = 3000;
+	d->time = 3000;
+	ck_assert(!exe_is_constant(model, d));
+	/* 0.99 * 7200 = 7128. */
+	model->total_time = 7200;
+	d->time = 7127;
+	ck_assert(!exe_is_constant(model, d));
+	d->time = 7128;
+	ck_assert(exe_is_constant(model, d));
+
+	/* y starts while the constant daemon runs: no chain. */
+	scan(model, 7200, r);
+	d->running_timestamp = 7200;
+	y = admit(model, "/usr/bin/y", 7200);
+	ck_assert_uint_eq(model->n_chains, 0);
+
+	/* Without skip_constant (usecorrelation off) the pair gets one. */
+	model_remove_exe(model, y);
+	set_params(model, 0, 0, FALSE);
+	y = admit(model, "/usr/bin/y", 7200);
+	ck_assert_uint_eq(model->n_chains, 1);
+	ck_assert_ptr_nonnull(model_lookup_chain(model, d, y));
+}
+END_TEST
+
+START_TEST(test_markov_new_joint_floor)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+	Markov *m;
+
+	/*
+	 * Over t = 100 s, a ran 80 and b ran 50: they ran together at least
+	 * 80 + 50 - 100 = 30 s, where a new chain starts. a and c (20 s):
+	 * 80 + 20 - 100 < 0, so 0.
+	 */
+	model->total_time = 100;
+	a->time = 80;
+	b->time = 50;
+	c->time = 20;
+	m = markov_new(model, a, b, 0, TRUE);
+	ck_assert_double_eq_tol(m->time, 30, TOL);
+	m = markov_new(model, a, c, 0, TRUE);
+	ck_assert_double_eq_tol(m->time, 0, TOL);
+	/* Loading sets the time from the file: 0 until then. */
+	m = markov_new(model, b, c, 0, FALSE);
+	ck_assert_double_eq_tol(m->time, 0, TOL);
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+}
+END_TEST
+
+/*
+ * Accounting visits the running exes only, and each chain whose pair both
+ * run once, whichever way it is reached.
+ */
+START_TEST(test_account_running)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *d = exe_new("/usr/bin/d", FALSE, 0);
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *run[] = { d, a, b, NULL };
+	Markov *da, *ab, *ds[5];
+
+	model_add_exe(model, d, 0, FALSE);
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	da = markov_new(model, d, a, 0, FALSE);
+	ab = markov_new(model, a, b, 0, FALSE);
+	/* d has more chains (6) than there are running exes (3). */
+	for (int i = 0; i < 5; i++) {
+		g_autofree char *path = g_strdup_printf("/usr/bin/s%d", i);
+		Exe *s = exe_new(path, FALSE, 0);
+
+		model_add_exe(model, s, 0, FALSE);
+		ds[i] = markov_new(model, d, s, 0, FALSE);
+	}
+
+	scan(model, 20, run);
+	model_account(model, 20);
+	ck_assert_double_eq_tol(model->total_time, 20, TOL);
+	ck_assert_double_eq_tol(d->time, 20, TOL);
+	ck_assert_double_eq_tol(a->time, 20, TOL);
+	ck_assert_double_eq_tol(b->time, 20, TOL);
+	ck_assert_double_eq_tol(da->time, 20, TOL);
+	ck_assert_double_eq_tol(ab->time, 20, TOL);
+	for (int i = 0; i < 5; i++)
+		ck_assert_double_eq_tol(ds[i]->time, 0, TOL);
+
+	scan(model, 30, run);
+	model_account(model, 30);
+	ck_assert_double_eq_tol(model->total_time, 30, TOL);
+	ck_assert_double_eq_tol(da->time, 30, TOL);
+	ck_assert_double_eq_tol(ab->time, 30, TOL);
+}
+END_TEST
+
+/* ---- aging and expiry ---- */
+
+START_TEST(test_age)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Markov *m;
+	double rho;
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	m = markov_new(model, a, b, 0, FALSE);
+	model->total_time = 400;
+	a->time = 200;
+	b->time = 100;
+	m->time = 60;
+	m->weight[0][0] = 4;
+	m->weight[0][1] = 2;
+	m->weight[0][2] = 2;
+	m->weight[1][1] = 1;
+	m->weight[1][0] = 1;
+	m->time_to_leave[0] = 10.0 / 3.0;
+	/* (400*60 - 200*100) / sqrt(200*100*200*300) = 4000 / sqrt(1.2e9) = 0.1154700538 */
+	rho = markov_correlation(model, m);
+	ck_assert_double_eq_tol(rho, 4000 / sqrt(1.2e9), 1e-12);
+
+	/* No half-life: nothing moves but the mark. */
+	ck_assert_uint_eq(model_age(model, 100), 0);
+	ck_assert_int_eq(model->aged_time, 100);
+	ck_assert_double_eq(a->time, 200);
+	ck_assert_double_eq(m->weight[0][0], 4);
+
+	/* One half-life later everything counts half; rho does not move. */
+	set_params(model, 100, 0, TRUE);
+	ck_assert_uint_eq(model_age(model, 200), 0);
+	ck_assert_int_eq(model->aged_time, 200);
+	ck_assert_double_eq(model->total_time, 200);
+	ck_assert_double_eq(a->time, 100);
+	ck_assert_double_eq(b->time, 50);
+	ck_assert_double_eq(m->time, 30);
+	ck_assert_double_eq(m->weight[0][0], 2);
+	ck_assert_double_eq(m->weight[0][1], 1);
+	ck_assert_double_eq(m->weight[0][2], 1);
+	ck_assert_double_eq(m->weight[1][1], 0.5);
+	ck_assert_double_eq(m->weight[1][0], 0.5);
+	ck_assert_double_eq(m->weight[3][3], 0);
+	/* (200*30 - 100*50) / sqrt(100*50*100*150) = 1000 / sqrt(7.5e7), the same. */
+	ck_assert_double_eq_tol(markov_correlation(model, m), rho, 1e-12);
+	/* Sojourns do not age, they are rounded to 7 digits: 3.333333. */
+	ck_assert_double_eq(m->time_to_leave[0], 3.333333);
+
+	/*
+	 * A third of a half-life (H = 300, 100 s): factor 2^(-1/3) =
+	 * 0.7937005259840998. W00: 2 * 0.79370052598 = 1.58740105197 ->
+	 * 1.587401; a: 100 * ... = 79.370052598 -> 79.37005; W11: 0.5 * ...
+	 * = 0.39685026299 -> 0.3968503.
+	 */
+	set_params(model, 300, 0, TRUE);
+	model_age(model, 300);
+	ck_assert_double_eq(m->weight[0][0], 1.587401);
+	ck_assert_double_eq(a->time, 79.37005);
+	ck_assert_double_eq(m->weight[1][1], 0.3968503);
+	ck_assert_double_eq(model_age_value(3.0, 100, 300), 2.381102);
+	ck_assert_double_eq(model_age_value(1.0, 300, 300), 0.5);
+	/* Large values keep 7 significant digits: 123456789 * 0.5 = 61728394.5. */
+	ck_assert_double_eq(model_age_value(123456789.0, 300, 300), 61728390.0);
+
+	/* A clock that went back ages nothing; aging resumes from there. */
+	model_age(model, 250);
+	ck_assert_double_eq(m->weight[0][0], 1.587401);
+	ck_assert_int_eq(model->aged_time, 250);
+}
+END_TEST
+
+START_TEST(test_age_forgets)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *e[4];
+	Markov *neither, *one, *both;
+
+	for (int i = 0; i < 4; i++) {
+		g_autofree char *path = g_strdup_printf("/usr/bin/e%d", i);
+
+		e[i] = exe_new(path, FALSE, 0);
+		model_add_exe(model, e[i], 0, FALSE);
+	}
+	neither = markov_new(model, e[0], e[1], 0, FALSE);
+	one = markov_new(model, e[2], e[0], 0, FALSE);
+	both = markov_new(model, e[2], e[3], 0, FALSE);
+	neither->weight[0][0] = 0.06;
+	neither->weight[0][1] = 0.06;
+	one->weight[2][2] = 0.06;
+	one->weight[2][0] = 0.06;
+	both->weight[1][1] = 0.06;
+	both->weight[1][3] = 0.06;
+	/* e2 and e3 run; e0 and e1 do not. */
+	{
+		Exe *r[] = { e[2], e[3], NULL };
+
+		scan(model, 100, r);
+	}
+
+	/*
+	 * One half-life: 0.06 -> 0.03 < MODEL_FADED_WEIGHT (0.05). The
+	 * chains whose pair do not both run are forgotten; (e2, e3) stays.
+	 */
+	set_params(model, 100, 0, TRUE);
+	ck_assert_uint_eq(model_age(model, 100), 2);
+	ck_assert_uint_eq(model->n_chains, 1);
+	ck_assert_ptr_eq(model_lookup_chain(model, e[2], e[3]), both);
+	ck_assert_double_eq(both->weight[1][1], 0.03);
+	ck_assert_uint_eq(e[0]->chains->len, 0);
+	ck_assert_uint_eq(e[2]->chains->len, 1);
+}
+END_TEST
+
+START_TEST(test_forget_exes)
+{
+	g_autoptr(Model) model = model_new();
+	static const gint64 seen[] = { 0, 50, 60, 100 };
+	Exe *e[4], *runner;
+	Map *shared = map_new("/usr/lib/libshared.so", 0, 4096, 0);
+	Exe *r[2] = { NULL, NULL };
+
+	for (int i = 0; i < 4; i++) {
+		g_autofree char *path = g_strdup_printf("/usr/bin/e%d", i);
+
+		e[i] = exe_new(path, FALSE, 0);
+		e[i]->update_time = seen[i];
+		model_add_exe(model, e[i], 0, FALSE);
+		exe_add_map(model, e[i], i == 0 ? shared : model_lookup_map(model,
+			    "/usr/lib/libshared.so", 0, 4096), 1.0);
+	}
+	markov_new(model, e[0], e[3], 0, FALSE);
+	/* A running exe is kept however old its update time. */
+	runner = exe_new("/usr/bin/runner", TRUE, 0);
+	runner->update_time = -1;
+	r[0] = runner;
+	scan(model, 160, r);
+	model_add_exe(model, runner, 160, FALSE);
+
+	/* now 160, max age 100: forget those last seen before 60. */
+	ck_assert_uint_eq(model_forget_exes(model, 160, 100), 2);
+	ck_assert_ptr_null(model_lookup_exe(model, "/usr/bin/e0"));
+	ck_assert_ptr_null(model_lookup_exe(model, "/usr/bin/e1"));
+	ck_assert_ptr_nonnull(model_lookup_exe(model, "/usr/bin/e2"));
+	ck_assert_ptr_nonnull(model_lookup_exe(model, "/usr/bin/runner"));
+	ck_assert_uint_eq(model->n_chains, 0);
+	ck_assert_int_eq(shared->refcount, 2);
+	ck_assert_uint_eq(model->map_list->len, 1);
+}
+END_TEST
+
+START_TEST(test_drop_stale_maps)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Map *old = map_new("/usr/lib/libold.so", 0, 4096, 0);
+	Map *own = map_new("/usr/lib/libown.so", 0, 8192, 0);
+	Map *keep = map_new("/usr/lib/libkeep.so", 0, 1000, 0);
+
+	exe_add_map(model, a, old, 1.0);
+	exe_add_map(model, a, own, 1.0);
+	exe_add_map(model, b, keep, 1.0);
+	exe_add_map(model, b, old, 1.0);
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	/* Places in the list, and ranks in path order: keep, old, own. */
+	ck_assert_uint_eq(model->map_list->len, 3);
+	ck_assert(model->ranks_stale);
+	model_rank_maps(model);
+	ck_assert(!model->ranks_stale);
+	ck_assert_uint_eq(keep->rank, 0);
+	ck_assert_uint_eq(old->rank, 1);
+	ck_assert_uint_eq(own->rank, 2);
+
+	old->stale = TRUE;
+	ck_assert_uint_eq(model_drop_stale_maps(model), 2);
+	ck_assert_ptr_null(model_lookup_map(model, "/usr/lib/libold.so", 0, 4096));
+	ck_assert_uint_eq(a->exemaps->len, 1);
+	ck_assert_uint_eq(a->size, 8192);
+	ck_assert_uint_eq(b->exemaps->len, 1);
+	ck_assert_uint_eq(b->size, 1000);
+	ck_assert_uint_eq(model->map_list->len, 2);
+	for (guint i = 0; i < model->map_list->len; i++)
+		ck_assert_uint_eq(((Map *)g_ptr_array_index(model->map_list, i))->index, i);
+	/* Dropping maps makes the ranks stale: keep 0, own 1. */
+	ck_assert(model->ranks_stale);
+	model_rank_maps(model);
+	ck_assert_uint_eq(keep->rank, 0);
+	ck_assert_uint_eq(own->rank, 1);
+
+	/* exe_remove_map() on the last use frees the map too. */
+	exe_remove_map(model, b, 0);
+	ck_assert_ptr_null(model_lookup_map(model, "/usr/lib/libkeep.so", 0, 1000));
+	ck_assert_uint_eq(b->size, 0);
+	ck_assert_uint_eq(model->map_list->len, 1);
+	ck_assert_ptr_eq(g_ptr_array_index(model->map_list, 0), own);
+	ck_assert_uint_eq(own->index, 0);
+}
+END_TEST
+
+START_TEST(test_map_file_id)
+{
+	MapFileId unknown = { 0, 0, 0, 0 };
+	MapFileId f = { 2049, 1234, 4096, 1700000000123456789 };
+	MapFileId g = f;
+
+	ck_assert(!map_file_id_is_known(&unknown));
+	ck_assert(map_file_id_is_known(&f));
+	ck_assert(map_file_id_matches(&f, &g));
+	/* Unknown on either side matches anything. */
+	ck_assert(map_file_id_matches(&unknown, &f));
+	ck_assert(map_file_id_matches(&f, &unknown));
+	g.mtime++;
+	ck_assert(!map_file_id_matches(&f, &g));
+	g = f;
+	g.size = 8192;
+	ck_assert(!map_file_id_matches(&f, &g));
+	g = f;
+	g.ino = 1;
+	ck_assert(!map_file_id_matches(&f, &g));
+	g = f;
+	g.dev = 1;
+	ck_assert(!map_file_id_matches(&f, &g));
+}
+END_TEST
+
+START_TEST(test_bad_exes_bounded)
+{
+	g_autoptr(Model) model = model_new();
+
+	for (gint64 t = 0; t < MODEL_MAX_BAD_EXES; t++) {
+		g_autofree char *path = g_strdup_printf("/usr/bin/b%" G_GINT64_FORMAT, t);
+
+		model_add_bad_exe(model, path, 100, t);
+	}
+	ck_assert_uint_eq(g_hash_table_size(model->bad_exes), MODEL_MAX_BAD_EXES);
+	/* A replaced entry does not count as new. */
+	model_add_bad_exe(model, "/usr/bin/b5", 200, 5);
+	ck_assert_uint_eq(g_hash_table_size(model->bad_exes), MODEL_MAX_BAD_EXES);
+
+	/* One more: the oldest quarter (times 0 .. 2047) goes first. */
+	model_add_bad_exe(model, "/usr/bin/new", 100, 9000);
+	ck_assert_uint_eq(g_hash_table_size(model->bad_exes),
+			  MODEL_MAX_BAD_EXES - MODEL_MAX_BAD_EXES / 4 + 1);
+	ck_assert(!g_hash_table_contains(model->bad_exes, "/usr/bin/b0"));
+	ck_assert(!g_hash_table_contains(model->bad_exes, "/usr/bin/b2047"));
+	ck_assert(g_hash_table_contains(model->bad_exes, "/usr/bin/b2048"));
+	ck_assert(g_hash_table_contains(model->bad_exes, "/usr/bin/new"));
+
+	/*
+	 * Expiry: the walk finds the oldest (2048); until it can expire, the
+	 * table is not walked again, and then everything older goes.
+	 */
+	model_expire_bad_exes(model, 3000, 10000);
+	ck_assert_int_eq(model->bad_exes_oldest, 2048);
+	model_expire_bad_exes(model, 12048, 10000);
+	ck_assert_uint_eq(g_hash_table_size(model->bad_exes),
+			  MODEL_MAX_BAD_EXES - MODEL_MAX_BAD_EXES / 4 + 1);
+	model_expire_bad_exes(model, 12049, 10000);
+	ck_assert(!g_hash_table_contains(model->bad_exes, "/usr/bin/b2048"));
+	ck_assert(g_hash_table_contains(model->bad_exes, "/usr/bin/b2049"));
+	ck_assert_int_eq(model->bad_exes_oldest, 2049);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -779,6 +1483,25 @@ model_suite(void)
 
 	tc = tcase_create("accounting");
 	tcase_add_test(tc, test_account);
+	tcase_add_test(tc, test_account_running);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sparse");
+	tcase_add_test(tc, test_chain_lookup);
+	tcase_add_test(tc, test_link_together);
+	tcase_add_test(tc, test_link_together_known);
+	tcase_add_test(tc, test_link_follow);
+	tcase_add_test(tc, test_link_constant);
+	tcase_add_test(tc, test_markov_new_joint_floor);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("aging");
+	tcase_add_test(tc, test_age);
+	tcase_add_test(tc, test_age_forgets);
+	tcase_add_test(tc, test_forget_exes);
+	tcase_add_test(tc, test_drop_stale_maps);
+	tcase_add_test(tc, test_map_file_id);
+	tcase_add_test(tc, test_bad_exes_bounded);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -31,6 +31,18 @@ set_running(Model *model, Exe *exe)
 {
 	model->last_running_timestamp = 10;
 	exe->running_timestamp = 10;
+	g_ptr_array_add(model->running, exe);
+}
+
+/*
+ * Gives map a score as prophet_score() would, listing it among the
+ * candidates prophet_select() chooses from.
+ */
+static void
+set_score(Model *model, Map *map, double lnprob)
+{
+	map->lnprob = lnprob;
+	g_ptr_array_add(model->candidates, map);
 }
 
 static Map *
@@ -101,7 +113,7 @@ START_TEST(test_bid_correlation)
 	 * a: ln(1 - rho * 0.47290815) = -0.21451084963023428
 	 * b: ln(1 - rho * 0.31527210) = -0.13777959836099415
 	 */
-	model->time = 100;
+	model->total_time = 100;
 	a->time = 40;
 	b->time = 50;
 	m->time = 30;
@@ -249,9 +261,13 @@ START_TEST(test_score)
 	bc->weight[0][2] = 1;
 	bc->time_to_leave[0] = 60;
 
-	/* Stale values from an earlier cycle are reset first. */
+	/*
+	 * Stale values from an earlier cycle (which listed what it scored)
+	 * are reset first.
+	 */
 	a->lnprob = -5;
-	shared->lnprob = -7;
+	g_ptr_array_add(model->scored_exes, a);
+	set_score(model, shared, -7);
 
 	for (int round = 0; round < 2; round++) {
 		prophet_score(model, &conf);
@@ -285,6 +301,54 @@ START_TEST(test_score)
 }
 END_TEST
 
+/*
+ * The scoring visits only the chains, the running exes and the exes that
+ * got a bid; every other map keeps lnprob 0 and is not a candidate, and
+ * what the previous scoring touched is reset.
+ */
+START_TEST(test_score_lists)
+{
+	g_autoptr(Model) model = model_new();
+	Conf conf = { .cycle = 20, .usecorrelation = FALSE };
+	Exe *a, *b;
+	Exe *idle = add_exe(model, "/usr/bin/idle");
+	Markov *m = bid_chain(model, &a, &b);
+	Map *ma = add_map(model, a, "/usr/lib/liba.so", 0, 4096, 1.0);
+	Map *mb = add_map(model, b, "/usr/lib/libb.so", 0, 4096, 1.0);
+	Map *mi = add_map(model, idle, "/usr/lib/libidle.so", 0, 4096, 1.0);
+	Map *stale = add_map(model, b, "/usr/lib/libstale.so", 0, 4096, 1.0);
+
+	stale->stale = TRUE;
+	/* Both stopped: a and b bid (see test_bid_plain); idle has no chain. */
+	prophet_score(model, &conf);
+	ck_assert_uint_eq(model->scored_exes->len, 2);
+	ck_assert_uint_eq(model->candidates->len, 2);
+	ck_assert_double_eq_tol(ma->lnprob, -0.6403804548298226, TOL);
+	ck_assert_double_eq_tol(mb->lnprob, -0.3787337446950685, TOL);
+	ck_assert_double_eq(mi->lnprob, 0);
+	ck_assert_double_eq(stale->lnprob, 0);
+	ck_assert_double_eq(idle->lnprob, 0);
+
+	/*
+	 * Now a runs and the chain, in state 1, has never left it: no bid.
+	 * a's map gets +1, b's score and map go back to 0.
+	 */
+	set_running(model, a);
+	m->state = MARKOV_A;
+	prophet_score(model, &conf);
+	ck_assert_uint_eq(model->scored_exes->len, 0);
+	ck_assert_uint_eq(model->candidates->len, 1);
+	ck_assert_double_eq(ma->lnprob, 1);
+	ck_assert_double_eq(b->lnprob, 0);
+	ck_assert_double_eq(mb->lnprob, 0);
+	{
+		g_autoptr(GPtrArray) sel = prophet_select(model, 1000, NULL);
+
+		ck_assert_uint_eq(sel->len, 0);
+	}
+}
+END_TEST
+
 START_TEST(test_score_correlation)
 {
 	g_autoptr(Model) model = model_new();
@@ -294,7 +358,7 @@ START_TEST(test_score_correlation)
 	Map *ma = add_map(model, a, "/usr/lib/liba.so", 0, 4096, 1.0);
 
 	/* As in test_bid_correlation: a's score is -0.21451084963023428. */
-	model->time = 100;
+	model->total_time = 100;
 	a->time = 40;
 	b->time = 50;
 	m->time = 30;
@@ -427,13 +491,13 @@ shop_init(Shop *s)
 	s->F = add_map(s->model, x, "/usr/lib/f", 0, 4096, 1);
 	s->D = add_map(s->model, x, "/usr/lib/c", 0, 2048, 1);
 	s->B = add_map(s->model, x, "/usr/lib/b", 0, 10241, 1);
-	s->A->lnprob = -3;
-	s->B->lnprob = -2;
-	s->C->lnprob = -2;
-	s->D->lnprob = -2;
-	s->E->lnprob = -1;
-	s->F->lnprob = 0;
-	s->G->lnprob = 0.5;
+	set_score(s->model, s->A, -3);
+	set_score(s->model, s->B, -2);
+	set_score(s->model, s->C, -2);
+	set_score(s->model, s->D, -2);
+	set_score(s->model, s->E, -1);
+	set_score(s->model, s->F, 0);
+	set_score(s->model, s->G, 0.5);
 }
 
 static void
@@ -478,6 +542,27 @@ START_TEST(test_select_greedy)
 		assert_selection(&s, 5, 5, b5);
 		assert_selection(&s, 3, 3, b3);
 		assert_selection(&s, 0, 0, none);
+		/* The ranks behind the ties: a < b < c@0 < c@4096 < e < f < g. */
+		ck_assert_uint_eq(s.A->rank, 0);
+		ck_assert_uint_eq(s.D->rank, 2);
+		ck_assert_uint_eq(s.C->rank, 3);
+
+		/* A stale map (its file replaced) is never taken. */
+		s.A->stale = TRUE;
+		{
+			Map *const stale[] = { s.B, s.D, s.C, s.E, NULL };
+
+			assert_selection(&s, 1000000, 16, stale);
+		}
+		s.A->stale = FALSE;
+
+		/* Only the listed candidates count, whatever the other maps hold. */
+		g_ptr_array_set_size(s.model->candidates, 1);
+		{
+			Map *const first[] = { s.A, NULL };
+
+			assert_selection(&s, 1000000, 4, first);
+		}
 	}
 	model_free(s.model);
 }
@@ -493,9 +578,9 @@ START_TEST(test_select_rounding)
 	guint64 used;
 
 	/* 1024 B is 1 KB and fits a budget of 1; 1025 B is 2 KB and does not. */
-	exact->lnprob = -1;
-	over->lnprob = -2;
-	nan_map->lnprob = NAN;
+	set_score(model, exact, -1);
+	set_score(model, over, -2);
+	set_score(model, nan_map, NAN);
 	{
 		g_autoptr(GPtrArray) sel = prophet_select(model, 1, &used);
 
@@ -556,6 +641,7 @@ prophet_suite(void)
 	tc = tcase_create("score");
 	tcase_add_test(tc, test_score);
 	tcase_add_test(tc, test_score_correlation);
+	tcase_add_test(tc, test_score_lists);
 	tcase_add_test(tc, test_score_prob_edges);
 	tcase_add_test(tc, test_exe_probability);
 	suite_add_tcase(s, tc);
