@@ -41,6 +41,32 @@ CONF_INT(model, memfree, 50, -100, 100, "percent",
 CONF_INT(model, memcached, 0, -100, 100, "percent",
 	"The Cached term of the memory budget (see memtotal).")
 
+CONF_INT(model, halflife, 168, 0, 87600, "hours",
+	"How fast old observations fade: every count and running time of the "
+	"model weighs half after this many hours of model time (time preload "
+	"ran), a quarter after twice as long, and pairs of executables whose "
+	"evidence has faded are forgotten, so the model follows changing "
+	"habits. 0 keeps everything forever, as preload 0.6.4 did.")
+
+CONF_INT(model, maxage, 90, 0, 36500, "days",
+	"Executables not seen running for this many days of model time are "
+	"forgotten, with everything learned about them. 0 keeps them forever. "
+	"Executables whose file is gone are forgotten at once.")
+
+CONF_INT(model, follow, 1800, 0, 86400, "seconds",
+	"Two executables get a Markov chain when they first run together, or "
+	"when one starts at most this many seconds after the other stopped, "
+	"with at most one other stop in between (0: in the same cycle). Pairs "
+	"that never do have no chain and count as unrelated: memory and work "
+	"grow with the pairs that matter, not with the square of the number of "
+	"executables.")
+
+CONF_BOOL(model, allpairs, FALSE,
+	"Keep a chain for every pair of executables from the moment the second "
+	"one is seen, as preload 0.6.4 did. Costs memory, state file and CPU "
+	"that grow with the square of the number of executables; meant for "
+	"comparisons.")
+
 CONF_BOOL(system, doscan, TRUE,
 	"Whether to scan running processes and update the model. Turn off "
 	"to freeze what has been learned.")

@@ -107,14 +107,17 @@ load_state(const char *path)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *moved_to = NULL;
 	Model *model;
+	gint64 started;
 
 	if (!path || !*path)
 		return model_new();
+	started = g_get_monotonic_time();
 	model = state_load(path, &error);
 	if (model) {
-		g_info("loaded state from %s: %u exes, %u maps, %u chains",
-		       path, g_hash_table_size(model->exes),
-		       g_hash_table_size(model->maps), model->n_chains);
+		g_info("loaded state from %s in %.1f ms: %u exes, %u maps, %u chains",
+		       path, (double)(g_get_monotonic_time() - started) / 1000.0,
+		       g_hash_table_size(model->exes), g_hash_table_size(model->maps),
+		       model->n_chains);
 		return model;
 	}
 	g_warning("cannot load state: %s; starting with an empty model", error->message);
@@ -211,9 +214,11 @@ run_update(Daemon *d)
 		spy_update_model(d->spy, d->model, d->conf, d->model->time);
 		stats = spy_get_stats(d->spy);
 		g_debug("cycle %u at %" G_GINT64_FORMAT " s: %u processes, %u changed, "
-			"%u admitted, %u too small, %u gone",
+			"%u admitted, %u too small, %u gone, %u refreshed (+%u -%u maps), "
+			"%u maps stale",
 			d->cycles, d->model->time, stats->processes, stats->changed,
-			stats->admitted, stats->too_small, stats->gone);
+			stats->admitted, stats->too_small, stats->gone, stats->refreshed,
+			stats->maps_added, stats->maps_removed, stats->stale);
 	}
 	if (d->conf->dopredict)
 		predict_and_readahead(d);

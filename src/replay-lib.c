@@ -39,6 +39,7 @@
 #include "proc.h"
 #include "prophet.h"
 #include "spy.h"
+#include "state.h"
 
 /*
  * The daemon's spy reads only map files that are regular files on this
@@ -94,11 +95,6 @@ typedef struct Replay {
 	gboolean prev_predicted;
 	guint64 prev_budget;
 	guint64 prev_selected_kb;
-
-	/* every map's place in (path, offset, length) order, for naive_select */
-	GHashTable *map_rank;     /* Map * -> rank + 1 */
-	guint map_rank_maps;      /* model sizes when it was built */
-	guint map_rank_exes;
 
 	gboolean have_mem;
 	ProcMemstat mem;
@@ -275,11 +271,13 @@ replay_maps_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_
 	return TRUE;
 }
 
+/* Every file is there, with an unknown identity (so no map turns stale). */
 static gboolean
-accept_any_file(const char *path, gpointer user_data)
+accept_any_file(const char *path, MapFileId *id, gpointer user_data)
 {
 	(void)path;
 	(void)user_data;
+	memset(id, 0, sizeof(*id));
 	return TRUE;
 }
 
@@ -325,51 +323,6 @@ fill_with_exe(GHashTable *chosen, const Exe *exe, GHashTable *in_use, gboolean u
 	}
 }
 
-static gint
-compare_map_names(gconstpointer pa, gconstpointer pb)
-{
-	const Map *a = *(Map *const *)pa;
-	const Map *b = *(Map *const *)pb;
-	int cmp = strcmp(a->path, b->path);
-
-	if (cmp != 0)
-		return cmp;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	if (a->length != b->length)
-		return a->length < b->length ? -1 : 1;
-	return 0;
-}
-
-/*
- * Ranks every map by (path, offset, length), prophet_select()'s tie
- * break, so that the naive selection sorts on numbers instead of
- * comparing paths. Maps only change when exes are admitted (or removed),
- * so the ranks are rebuilt only then.
- */
-static void
-update_map_ranks(Replay *r, gboolean force)
-{
-	g_autoptr(GPtrArray) all = NULL;
-	GHashTableIter iter;
-	gpointer key;
-	guint n_maps = g_hash_table_size(r->model->maps);
-	guint n_exes = g_hash_table_size(r->model->exes);
-
-	if (!force && r->map_rank_maps == n_maps && r->map_rank_exes == n_exes)
-		return;
-	all = g_ptr_array_sized_new(n_maps);
-	g_hash_table_iter_init(&iter, r->model->maps);
-	while (g_hash_table_iter_next(&iter, &key, NULL))
-		g_ptr_array_add(all, key);
-	g_ptr_array_sort(all, compare_map_names);
-	g_hash_table_remove_all(r->map_rank);
-	for (guint i = 0; i < all->len; i++)
-		g_hash_table_insert(r->map_rank, g_ptr_array_index(all, i), GUINT_TO_POINTER(i + 1));
-	r->map_rank_maps = n_maps;
-	r->map_rank_exes = n_exes;
-}
-
 typedef struct Candidate {
 	double lnprob;
 	guint rank;
@@ -387,9 +340,11 @@ compare_candidates(gconstpointer pa, gconstpointer pb)
 }
 
 /*
- * prophet_select() on the maps' current lnprob: the maps with lnprob < 0,
- * most likely first, ties by (path, offset, length), each taken if it
- * still fits. The same selection, sorted on numbers.
+ * prophet_select() over every map: those with lnprob < 0, most likely
+ * first, ties by Map.rank (path, offset, length), each taken if it still
+ * fits. Then every map's
+ * lnprob is set back to 0, which prophet_score() relies on (it resets
+ * only what it scored itself).
  */
 static GHashTable *
 select_like_prophet(Replay *r, guint64 budget, guint64 *used_kb)
@@ -400,20 +355,15 @@ select_like_prophet(Replay *r, guint64 budget, guint64 *used_kb)
 	gpointer key;
 	guint64 left = budget;
 
-	update_map_ranks(r, FALSE);
+	model_rank_maps(r->model);
 	g_hash_table_iter_init(&iter, r->model->maps);
 	while (g_hash_table_iter_next(&iter, &key, NULL)) {
 		Map *map = key;
-		Candidate c = { map->lnprob, 0, map };
+		Candidate c = { map->lnprob, map->rank, map };
 
-		if (!(map->lnprob < 0))
+		map->lnprob = 0;
+		if (!(c.lnprob < 0) || map->stale)
 			continue;
-		c.rank = GPOINTER_TO_UINT(g_hash_table_lookup(r->map_rank, map));
-		if (c.rank == 0) {
-			/* A map replaced another without changing the counts. */
-			update_map_ranks(r, TRUE);
-			c.rank = GPOINTER_TO_UINT(g_hash_table_lookup(r->map_rank, map));
-		}
 		g_array_append_val(candidates, c);
 	}
 	g_array_sort(candidates, compare_candidates);
@@ -451,9 +401,9 @@ naive_select(Replay *r, guint64 *used_kb)
 	while (g_hash_table_iter_next(&iter, NULL, &value))
 		total += GPOINTER_TO_UINT(value);
 
-	g_hash_table_iter_init(&iter, r->model->maps);
-	while (g_hash_table_iter_next(&iter, &value, NULL))
-		((Map *)value)->lnprob = 0;
+	/* prophet_score() left its last scores on its candidates. */
+	for (guint i = 0; i < r->model->candidates->len; i++)
+		((Map *)g_ptr_array_index(r->model->candidates, i))->lnprob = 0;
 	g_hash_table_iter_init(&iter, r->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		const Exe *exe = value;
@@ -752,7 +702,6 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	r.start_counts = g_hash_table_new(g_str_hash, g_str_equal);
 	r.prev_running = g_hash_table_new(g_str_hash, g_str_equal);
 	r.prev_selection = g_hash_table_new(NULL, NULL);
-	r.map_rank = g_hash_table_new(NULL, NULL);
 	cycle_init(&r.scan);
 	cycle_init(&cur);
 	cycle_init(&next);
@@ -774,6 +723,8 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	}
 
 	result->complete = ok && trace_reader_is_complete(tr);
+	if (options->save_state && ok)
+		ok = state_save(model, options->save_state, &local);
 	result->exes = g_hash_table_size(model->exes);
 	result->bad_exes = g_hash_table_size(model->bad_exes);
 	result->maps = g_hash_table_size(model->maps);
@@ -789,7 +740,6 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	g_hash_table_unref(r.start_counts);
 	g_hash_table_unref(r.prev_running);
 	g_hash_table_unref(r.prev_selection);
-	g_hash_table_unref(r.map_rank);
 
 	if (!ok) {
 		g_propagate_error(error, g_steal_pointer(&local));

@@ -70,9 +70,15 @@ typedef struct ReplayOptions {
 	 * scores (the prediction changes nothing in the model) much faster.
 	 */
 	gboolean every_cycle;
+	/* Save the model at the end to this state file (NULL: do not). */
+	const char *save_state;
 } ReplayOptions;
 
-/* Replays the whole trace. On a trace error, *result holds what was replayed. */
+/*
+ * Replays the whole trace. On a trace error, *result holds what was
+ * replayed (and no state is saved). A state that cannot be saved is an
+ * error too (STATE_ERROR).
+ */
 gboolean replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result,
 		    GError **error);
 

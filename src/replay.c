@@ -33,6 +33,7 @@ typedef struct Args {
 	char *json;
 	gboolean every_cycle;
 	gboolean quiet;
+	char *save_state;
 	const char *trace;
 } Args;
 
@@ -219,6 +220,8 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		{ "every-cycle", 'e', 0, G_OPTION_ARG_NONE, &args->every_cycle,
 		  "Predict at every cycle, as the daemon does (same scores, slower)", NULL },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &args->quiet, "No table on stdout", NULL },
+		{ "save-state", 's', 0, G_OPTION_ARG_FILENAME, &args->save_state,
+		  "Save the model at the end to FILE, in the daemon's state format", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
 
@@ -279,12 +282,14 @@ main(int argc, char **argv)
 	options.conf = conf;
 	options.budget_kb = args.budget_kb;
 	options.every_cycle = args.every_cycle;
+	options.save_state = args.save_state;
 	started = g_get_monotonic_time();
 	ok = replay_run(tr, &options, &result, &error);
 	seconds = (double)(g_get_monotonic_time() - started) / G_USEC_PER_SEC;
 	if (!ok) {
 		/* A daemon killed mid-write leaves a partial line: report what came before. */
 		if (!g_error_matches(error, TRACE_ERROR, TRACE_ERROR_TRUNCATED)) {
+			/* A trace error, or a state that could not be saved. */
 			fprintf(stderr, "preload-replay: %s: %s\n", args.trace, error->message);
 			status = EXIT_FAILED;
 			goto out;
@@ -308,5 +313,6 @@ main(int argc, char **argv)
 out:
 	g_free(args.conffile);
 	g_free(args.json);
+	g_free(args.save_state);
 	return status;
 }

@@ -17,6 +17,18 @@
  * consumes it; the model stays the one source of truth. Scan times are
  * expected to increase: "running" means "seen by the scan at
  * model->last_running_timestamp".
+ *
+ * Learning does not stop at admission (0.6.4 froze an exe's maps at first
+ * sight): a known exe that starts again has its maps read once more, new
+ * libraries are added and ranges it stopped mapping are dropped after a
+ * few runs. Each map remembers its file's identity (device, inode, size,
+ * mtime); a few maps are checked every cycle, and a map whose file is gone
+ * or was replaced is never read ahead again and is removed at the next
+ * maintenance (unless a run of its exe finds it again). The maintenance,
+ * once an hour of model time, ages the model and forgets exes not seen for
+ * maxage days or whose file is gone. Every per-cycle step visits what
+ * changed, the running exes, or a bounded number of maps, never the whole
+ * model.
  */
 #include "config.h"
 
@@ -50,9 +62,18 @@ struct Spy {
 	GPtrArray *changed;       /* char * paths of exes that started or stopped */
 	GHashTable *new_paths;    /* path -> NewExe * (in new_exes), for dedup */
 	GPtrArray *new_exes;      /* NewExe *, in the order first seen, owned */
+	GPtrArray *restarted;     /* NewExe *: known exes that started, to re-read */
 
+	guint sweep;              /* next index of model->map_list to check */
+	gint64 maintained;        /* model time of the last maintenance, -1 none */
 	SpyStats stats;
 };
+
+/* The file check's answer for one path, cached for one update. */
+typedef struct FileState {
+	gboolean usable;
+	MapFileId id;
+} FileState;
 
 static void
 new_exe_free(gpointer data)
@@ -99,12 +120,20 @@ spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
  * side effects when read.
  */
 static gboolean
-lstat_is_regular(const char *path, gpointer user_data)
+lstat_is_regular(const char *path, MapFileId *id, gpointer user_data)
 {
-	GStatBuf st;
+	struct stat st;
 
 	(void)user_data;
-	return g_lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	memset(id, 0, sizeof(*id));
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return FALSE;
+	id->dev = (guint64)st.st_dev;
+	id->ino = (guint64)st.st_ino;
+	id->size = (guint64)MAX(st.st_size, 0);
+	id->mtime = (gint64)st.st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) +
+		    st.st_mtim.tv_nsec;
+	return TRUE;
 }
 
 Spy *
@@ -120,6 +149,9 @@ spy_new(void)
 	spy->changed = g_ptr_array_new_with_free_func(g_free);
 	spy->new_paths = g_hash_table_new(g_str_hash, g_str_equal);
 	spy->new_exes = g_ptr_array_new_with_free_func(new_exe_free);
+	spy->restarted = g_ptr_array_new_with_free_func(new_exe_free);
+	spy->maintained = -1;
+	spy->stats.maintained_at = -1;
 	return spy;
 }
 
@@ -133,6 +165,7 @@ spy_free(Spy *spy)
 	g_ptr_array_unref(spy->changed);
 	g_hash_table_unref(spy->new_paths);
 	g_ptr_array_unref(spy->new_exes);
+	g_ptr_array_unref(spy->restarted);
 	g_free(spy);
 }
 
@@ -169,6 +202,7 @@ clear_pending(Spy *spy)
 	g_ptr_array_set_size(spy->changed, 0);
 	g_hash_table_remove_all(spy->new_paths);
 	g_ptr_array_set_size(spy->new_exes, 0);
+	g_ptr_array_set_size(spy->restarted, 0);
 }
 
 /* ---- the scan ----------------------------------------------------------- */
@@ -209,8 +243,15 @@ spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char 
 			return;
 		g_ptr_array_add(spy->seen_order, exe);
 		/* Decided before running_timestamp is moved to this scan. */
-		if (!exe_is_running(model, exe))
+		if (!exe_is_running(model, exe)) {
+			NewExe *ne = g_new0(NewExe, 1);
+
 			g_ptr_array_add(spy->changed, g_strdup(exe->path));
+			/* A start: its maps are read again, from this process. */
+			ne->path = g_strdup(exe->path);
+			ne->pid = pid;
+			g_ptr_array_add(spy->restarted, ne);
+		}
 		exe->running_timestamp = spy->scan_time;
 		exe->update_time = spy->scan_time;
 		return;
@@ -312,18 +353,33 @@ spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError **error)
 
 /* ---- the update --------------------------------------------------------- */
 
-/* The file check, asked once per path and update. */
-static gboolean
-file_is_usable(Spy *spy, GHashTable *cache, const char *path)
+void
+spy_model_params(const Conf *conf, ModelParams *params)
 {
-	gpointer cached;
-	gboolean usable;
+	g_return_if_fail(conf != NULL);
+	g_return_if_fail(params != NULL);
 
-	if (g_hash_table_lookup_extended(cache, path, NULL, &cached))
-		return GPOINTER_TO_INT(cached);
-	usable = spy->file_check(path, spy->file_check_data);
-	g_hash_table_insert(cache, g_strdup(path), GINT_TO_POINTER(usable));
-	return usable;
+	params->halflife = conf->halflife * 3600;
+	params->follow = conf->follow;
+	/*
+	 * Without the correlation every co-occurring pair bids at full
+	 * strength, so the pairs of a constant exe are kept then.
+	 */
+	params->skip_constant = conf->usecorrelation;
+}
+
+/* The file check, asked once per path and update. */
+static const FileState *
+file_state(Spy *spy, GHashTable *cache, const char *path)
+{
+	FileState *state = g_hash_table_lookup(cache, path);
+
+	if (!state) {
+		state = g_new0(FileState, 1);
+		state->usable = spy->file_check(path, &state->id, spy->file_check_data);
+		g_hash_table_insert(cache, g_strdup(path), state);
+	}
+	return state;
 }
 
 static gboolean
@@ -334,7 +390,54 @@ map_is_wanted(Spy *spy, const Conf *conf, GHashTable *stat_cache, const ProcMap 
 	       !g_str_has_prefix(m->path, MEMFD_PREFIX) &&
 	       m->end > m->start &&
 	       conf_prefix_accepts(conf->mapprefix, m->path) &&
-	       file_is_usable(spy, stat_cache, m->path);
+	       file_state(spy, stat_cache, m->path)->usable;
+}
+
+/*
+ * The registered map for a range seen in use now (a new one if there is
+ * none), with the file's current identity: a stale map seen mapped again
+ * is valid again, for the file that is there now.
+ */
+static Map *
+learn_map(Model *model, GHashTable *stat_cache, Spy *spy, const ProcMap *m, gint64 now)
+{
+	const FileState *state = file_state(spy, stat_cache, m->path);
+	guint64 length = m->end - m->start;
+	Map *map = model_lookup_map(model, m->path, m->offset, length);
+
+	if (!map) {
+		map = map_new(m->path, m->offset, length, now);
+	} else {
+		map->update_time = MAX(map->update_time, now);
+		/* Mapped now, so the range is valid for the file there now. */
+		map->stale = FALSE;
+	}
+	if (map_file_id_is_known(&state->id))
+		map->file = state->id;
+	return map;
+}
+
+/*
+ * Reads the maps of a process; FALSE (and logs) if that failed, with
+ * *gone set if the process had exited.
+ */
+static gboolean
+read_maps(Spy *spy, const NewExe *ne, GArray *maps, gboolean *gone)
+{
+	g_autoptr(GError) error = NULL;
+
+	*gone = FALSE;
+	if (spy->maps_func(ne->pid, ne->path, maps, spy->maps_data, &error))
+		return TRUE;
+	if (g_error_matches(error, PROC_ERROR, PROC_ERROR_GONE)) {
+		*gone = TRUE;
+		g_debug("exe %s: pid %d exited before its maps were read",
+			ne->path, (int)ne->pid);
+	} else {
+		g_debug("exe %s: cannot read the maps of pid %d: %s, ignoring",
+			ne->path, (int)ne->pid, error ? error->message : "unknown error");
+	}
+	return FALSE;
 }
 
 static void
@@ -343,22 +446,16 @@ admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 {
 	g_autoptr(GArray) maps = NULL;
 	g_autoptr(GArray) kept = NULL;
-	g_autoptr(GError) error = NULL;
 	guint64 size = 0;
+	gboolean gone;
 	Exe *exe;
 
 	maps = g_array_new(FALSE, FALSE, sizeof(ProcMap));
 	g_array_set_clear_func(maps, proc_map_clear);
-	if (!spy->maps_func(ne->pid, ne->path, maps, spy->maps_data, &error)) {
-		if (g_error_matches(error, PROC_ERROR, PROC_ERROR_GONE)) {
-			/* Retried when a process running it is seen again. */
+	if (!read_maps(spy, ne, maps, &gone)) {
+		/* Retried when a process running it is seen again. */
+		if (gone)
 			spy->stats.gone++;
-			g_debug("new exe %s: pid %d exited before its maps were read",
-				ne->path, (int)ne->pid);
-		} else {
-			g_debug("new exe %s: cannot read the maps of pid %d: %s, ignoring",
-				ne->path, (int)ne->pid, error ? error->message : "unknown error");
-		}
 		return;
 	}
 
@@ -373,11 +470,7 @@ admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 	}
 
 	if (size < (guint64)MAX(conf->minsize, 0)) {
-		BadExe *bad = g_new0(BadExe, 1);
-
-		bad->size = size;
-		bad->time = now;
-		g_hash_table_replace(model->bad_exes, g_strdup(ne->path), bad);
+		model_add_bad_exe(model, ne->path, size, now);
 		spy->stats.too_small++;
 		g_debug("new exe %s: %" G_GUINT64_FORMAT " bytes in %u maps, below minsize, "
 			"not modelled for now", ne->path, size, kept->len);
@@ -387,25 +480,169 @@ admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 	exe = exe_new(ne->path, TRUE, spy->scan_time);
 	for (guint k = 0; k < kept->len; k++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, g_array_index(kept, guint, k));
-		guint64 length = m->end - m->start;
-		Map *map = model_lookup_map(model, m->path, m->offset, length);
 
-		if (map)
-			map->update_time = MAX(map->update_time, now);
-		else
-			map = map_new(m->path, m->offset, length, now);
-		exe_add_map(model, exe, map, 1.0);
+		exe_add_map(model, exe, learn_map(model, stat_cache, spy, m, now), 1.0);
 	}
 	g_debug("new exe %s: admitted with %u maps, %" G_GUINT64_FORMAT " bytes",
 		ne->path, exe->exemaps->len, size);
-	model_add_exe(model, exe, spy->scan_time, TRUE);
+	model_add_exe(model, exe, spy->scan_time, conf->allpairs);
+	model_link_exe(model, exe, spy->scan_time);
 	spy->stats.admitted++;
+}
+
+/*
+ * A known exe started: what does it map now? Ranges new to it are added,
+ * those it maps again are confirmed, and one it has not mapped for
+ * SPY_MISSED_RUNS runs in a row is removed (an old library version, a
+ * plugin no longer loaded). Once per start, not per cycle.
+ */
+static void
+refresh_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
+	    Exe *exe, const NewExe *ne, gint64 now)
+{
+	g_autoptr(GArray) maps = NULL;
+	g_autoptr(GHashTable) seen = NULL;
+	g_autoptr(GPtrArray) learned = NULL;
+	gboolean gone;
+
+	maps = g_array_new(FALSE, FALSE, sizeof(ProcMap));
+	g_array_set_clear_func(maps, proc_map_clear);
+	if (!read_maps(spy, ne, maps, &gone))
+		return;  /* it keeps what it had; the next start tries again */
+
+	/* In the order of the maps file, so that map ids do not depend on addresses. */
+	learned = g_ptr_array_new();
+	seen = g_hash_table_new(NULL, NULL);
+	for (guint i = 0; i < maps->len; i++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, i);
+		Map *map;
+
+		if (!map_is_wanted(spy, conf, stat_cache, m))
+			continue;
+		map = learn_map(model, stat_cache, spy, m, now);
+		if (g_hash_table_add(seen, map))
+			g_ptr_array_add(learned, map);
+	}
+	/* The ones it had: confirmed, or one more run without them. */
+	for (guint i = exe->exemaps->len; i-- > 0;) {
+		ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+
+		if (g_hash_table_remove(seen, em->map)) {
+			em->missed = 0;
+		} else if (++em->missed >= SPY_MISSED_RUNS) {
+			exe_remove_map(model, exe, i);
+			spy->stats.maps_removed++;
+		}
+	}
+	/* What is left in `seen` is new to it. */
+	for (guint i = 0; i < learned->len; i++) {
+		Map *map = g_ptr_array_index(learned, i);
+
+		if (!g_hash_table_contains(seen, map))
+			continue;
+		/* exe_add_map() may free an unregistered duplicate: look no further. */
+		g_hash_table_remove(seen, map);
+		exe_add_map(model, exe, map, 1.0);
+		spy->stats.maps_added++;
+	}
+	spy->stats.refreshed++;
+}
+
+/*
+ * Checks the files of a few maps, continuing where the last update
+ * stopped, so that every map is checked about once per
+ * SPY_FILE_CHECK_PERIOD whatever the number of maps. A map whose file is
+ * gone, or has another identity than when it was learned, turns stale: it
+ * is never read ahead again.
+ */
+static void
+check_map_files(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache)
+{
+	GPtrArray *list = model->map_list;
+	guint64 n;
+
+	if (list->len == 0)
+		return;
+	n = ((guint64)list->len * (guint64)MAX(conf->cycle, 1) + SPY_FILE_CHECK_PERIOD - 1) /
+	    SPY_FILE_CHECK_PERIOD;
+	n = MIN(n, (guint64)list->len);
+	for (guint64 i = 0; i < n; i++) {
+		Map *map;
+		const FileState *state;
+
+		if (spy->sweep >= list->len)
+			spy->sweep = 0;
+		map = g_ptr_array_index(list, spy->sweep++);
+		if (map->stale)
+			continue;
+		state = file_state(spy, stat_cache, map->path);
+		if (!state->usable || !map_file_id_matches(&map->file, &state->id)) {
+			map->stale = TRUE;
+			spy->stats.stale++;
+		} else if (!map_file_id_is_known(&map->file)) {
+			/* Learned before identities were kept: this is the file now. */
+			map->file = state->id;
+		}
+	}
+}
+
+/*
+ * Once an hour of model time: age the model, forget the exes not seen for
+ * maxage days and those whose file is gone, and drop the uses of stale
+ * maps. Costs a walk of the model, so it is rare.
+ */
+static void
+maintain(Spy *spy, Model *model, const Conf *conf, gint64 now)
+{
+	g_autoptr(GPtrArray) gone = g_ptr_array_new();
+	GHashTableIter iter;
+	gpointer value;
+
+	spy->maintained = now;
+	spy->stats.maintained_at = now;
+	spy->stats.chains_faded = model_age(model, now);
+	spy->stats.exes_forgotten = conf->maxage > 0 ?
+		model_forget_exes(model, now, conf->maxage * 86400) : 0;
+
+	/* A running exe may run a deleted file; it is judged when it stops. */
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+		MapFileId id;
+
+		if (!exe_is_running(model, exe) &&
+		    !spy->file_check(exe->path, &id, spy->file_check_data))
+			g_ptr_array_add(gone, exe);
+	}
+	for (guint i = 0; i < gone->len; i++)
+		model_remove_exe(model, g_ptr_array_index(gone, i));
+	spy->stats.exes_gone = gone->len;
+	spy->stats.maps_dropped = model_drop_stale_maps(model);
+	if (spy->stats.chains_faded || spy->stats.exes_forgotten || spy->stats.exes_gone ||
+	    spy->stats.maps_dropped)
+		g_debug("maintenance at %" G_GINT64_FORMAT ": %u chains faded, %u exes unseen "
+			"for %" G_GINT64_FORMAT " days, %u exes gone, %u stale map uses dropped",
+			now, spy->stats.chains_faded, spy->stats.exes_forgotten, conf->maxage,
+			spy->stats.exes_gone, spy->stats.maps_dropped);
+}
+
+/* Model seconds between maintenances: an hour, or halflife / 8 if shorter. */
+static gint64
+maintenance_period(const Conf *conf)
+{
+	gint64 period = SPY_MAINTENANCE_PERIOD;
+
+	if (conf->halflife > 0)
+		period = MIN(period, MAX(conf->halflife * 3600 / 8, conf->cycle));
+	return period;
 }
 
 void
 spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 {
 	g_autoptr(GHashTable) stat_cache = NULL;
+	g_autoptr(GPtrArray) changed = NULL;
+	ModelParams params;
 
 	g_return_if_fail(spy != NULL);
 	g_return_if_fail(model != NULL);
@@ -414,18 +651,39 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 	spy->stats.admitted = 0;
 	spy->stats.too_small = 0;
 	spy->stats.gone = 0;
+	spy->stats.refreshed = 0;
+	spy->stats.maps_added = 0;
+	spy->stats.maps_removed = 0;
+	spy->stats.stale = 0;
 
-	/* 1. Starts and stops, at the time they were observed. */
+	/* The configuration may have been reloaded since the last update. */
+	spy_model_params(conf, &params);
+	model_set_params(model, &params);
+
+	/*
+	 * 0. The maintenance when it is due, also at the first update (so a
+	 *    daemon whose sessions are shorter than the period still forgets
+	 *    what is gone). First, so that what this update adds is not aged
+	 *    at once.
+	 */
+	if (spy->maintained >= 0 && now < spy->maintained)
+		spy->maintained = now;  /* a clock that went back */
+	else if (spy->maintained < 0 || now - spy->maintained >= maintenance_period(conf))
+		maintain(spy, model, conf, now);
+
+	/* 1. Starts and stops, at the time they were observed, as one batch. */
+	changed = g_ptr_array_new();
 	for (guint i = 0; i < spy->changed->len; i++) {
 		Exe *exe = model_lookup_exe(model, g_ptr_array_index(spy->changed, i));
 
 		if (exe)
-			model_exe_changed(model, exe, spy->scan_time);
+			g_ptr_array_add(changed, exe);
 	}
+	model_exes_changed(model, (Exe *const *)changed->pdata, changed->len, spy->scan_time);
 
 	/* 2. New executables, in the order the scan met them, so that a
 	 *    replay builds the same chains. */
-	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	for (guint i = 0; i < spy->new_exes->len; i++) {
 		const NewExe *ne = g_ptr_array_index(spy->new_exes, i);
 
@@ -437,10 +695,21 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 		admit_new_exe(spy, model, conf, stat_cache, ne, now);
 	}
 
+	/* 3. What the exes that started again map now. */
+	for (guint i = 0; i < spy->restarted->len; i++) {
+		const NewExe *ne = g_ptr_array_index(spy->restarted, i);
+		Exe *exe = model_lookup_exe(model, ne->path);
+
+		if (exe && exe_is_running(model, exe))
+			refresh_exe(spy, model, conf, stat_cache, exe, ne, now);
+	}
+
 	/* The scan is consumed: a second update must not apply it again. */
 	clear_pending(spy);
 
-	/* 3. Running time, then forget old verdicts on small exes. */
+	/* 4. A few maps' files, 5. running time, then forget old verdicts on
+	 *    small exes. */
+	check_map_files(spy, model, conf, stat_cache);
 	model_account(model, now);
 	model_expire_bad_exes(model, now, conf->autosave);
 	model->dirty = TRUE;

@@ -12,6 +12,11 @@
  * The scan is split into begin / saw-process / end so that the replay
  * tool drives exactly the same code from a recorded trace, and the maps
  * of new executables come from a replaceable source (/proc by default).
+ *
+ * The update also keeps the model fresh: an executable that starts again
+ * has its maps re-read once (upgrades, plugins), every map's file is
+ * checked for replacement over an hour, and once an hour the model ages
+ * and forgets what is no longer there.
  */
 #pragma once
 
@@ -30,7 +35,27 @@ typedef struct SpyStats {
 	guint admitted;       /* new exes added to the model */
 	guint too_small;      /* new exes below minsize */
 	guint gone;           /* new exes that exited before their maps were read */
+	guint refreshed;      /* known exes that started and had their maps re-read */
+	guint maps_added;     /* maps those refreshes added */
+	guint maps_removed;   /* maps those refreshes removed (unused for a while) */
+	guint stale;          /* maps found gone or replaced by the identity sweep */
+	/* the last maintenance (once an hour of model time) */
+	gint64 maintained_at; /* model time, -1 never */
+	guint chains_faded;   /* chains forgotten by aging */
+	guint exes_forgotten; /* exes not seen for maxage */
+	guint exes_gone;      /* exes whose file is gone */
+	guint maps_dropped;   /* stale map uses removed */
 } SpyStats;
+
+/*
+ * Every map's file is checked about once per this many seconds of model
+ * time, a few maps per cycle.
+ */
+#define SPY_FILE_CHECK_PERIOD 3600
+/* Model seconds between maintenances (aging, expiry); shorter with a short half-life. */
+#define SPY_MAINTENANCE_PERIOD 3600
+/* A map a restarted exe has not mapped in this many runs in a row is dropped from it. */
+#define SPY_MISSED_RUNS 3
 
 /*
  * Where the maps of a new executable come from: appends ProcMap entries
@@ -54,11 +79,13 @@ gboolean spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
 
 /*
- * Whether a mapped file may be learned. The default (NULL) requires a
- * regular file at the path now (lstat); the replay tool, whose traces
- * name files of another machine, accepts every path.
+ * Whether a file may be learned (or is still there), and what it is now.
+ * The default (NULL) requires a regular file at the path now (lstat) and
+ * fills *id from it; the replay tool, whose traces name files of another
+ * machine, accepts every path with an unknown (all zero) identity, which
+ * never makes a map stale.
  */
-typedef gboolean (*SpyFileCheckFunc)(const char *path, gpointer user_data);
+typedef gboolean (*SpyFileCheckFunc)(const char *path, MapFileId *id, gpointer user_data);
 void spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data);
 
 /* The scan, in three steps; spy_scan() does all three on /proc. */
@@ -68,8 +95,20 @@ void spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const 
 void spy_end_scan(Spy *spy, Model *model, gint64 now);
 gboolean spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError **error);
 
-/* Applies the last scan to the model at model time now. */
+/*
+ * Applies the last scan to the model at model time now: the starts and
+ * stops (and the chains they create), the new exes, a re-read of the maps
+ * of each known exe that started (new maps added, maps unused for
+ * SPY_MISSED_RUNS runs removed), a check of a few maps' files (see
+ * SPY_FILE_CHECK_PERIOD), the running times, and once per
+ * SPY_MAINTENANCE_PERIOD the maintenance: aging by the half-life,
+ * forgetting exes unseen for maxage days or whose file is gone, and
+ * dropping maps whose file is gone or was replaced.
+ */
 void spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now);
+
+/* The model parameters the configuration asks for. */
+void spy_model_params(const Conf *conf, ModelParams *params);
 
 const SpyStats *spy_get_stats(const Spy *spy);
 

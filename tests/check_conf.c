@@ -105,6 +105,10 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
 	ck_assert_int_eq(conf->memcached, 0);
+	ck_assert_int_eq(conf->halflife, 168);
+	ck_assert_int_eq(conf->maxage, 90);
+	ck_assert_int_eq(conf->follow, 1800);
+	ck_assert_int_eq(conf->allpairs, FALSE);
 	ck_assert_int_eq(conf->doscan, TRUE);
 	ck_assert_int_eq(conf->dopredict, TRUE);
 	ck_assert_int_eq(conf->autosave, 3600);
@@ -128,6 +132,10 @@ START_TEST(test_load_every_key)
 		"memtotal = -100\n"
 		"memfree = 100\n"
 		"memcached = 25\n"
+		"halflife = 0\n"
+		"maxage = 36500\n"
+		"follow = 0\n"
+		"allpairs = true\n"
 		"\n"
 		"[system]\n"
 		"doscan = 0\n"
@@ -148,6 +156,10 @@ START_TEST(test_load_every_key)
 	ck_assert_int_eq(conf->memtotal, -100);
 	ck_assert_int_eq(conf->memfree, 100);
 	ck_assert_int_eq(conf->memcached, 25);
+	ck_assert_int_eq(conf->halflife, 0);
+	ck_assert_int_eq(conf->maxage, 36500);
+	ck_assert_int_eq(conf->follow, 0);
+	ck_assert_int_eq(conf->allpairs, TRUE);
 	ck_assert_int_eq(conf->doscan, FALSE);
 	ck_assert_int_eq(conf->dopredict, FALSE);
 	ck_assert_int_eq(conf->autosave, 60);
@@ -192,6 +204,14 @@ static const struct {
 	  "[model] usecorrelation = 'maybe' is invalid: not a boolean (allowed true, false, 1 or 0); keeping false" },
 	{ "model", "usecorrelation = TRUE",
 	  "[model] usecorrelation = 'TRUE' is invalid: not a boolean (allowed true, false, 1 or 0); keeping false" },
+	{ "model", "halflife = -1",
+	  "[model] halflife = '-1' is invalid: out of range (allowed 0..87600 hours); keeping 168" },
+	{ "model", "maxage = 36501",
+	  "[model] maxage = '36501' is invalid: out of range (allowed 0..36500 days); keeping 90" },
+	{ "model", "follow = 86401",
+	  "[model] follow = '86401' is invalid: out of range (allowed 0..86400 seconds); keeping 1800" },
+	{ "model", "allpairs = yes",
+	  "[model] allpairs = 'yes' is invalid: not a boolean (allowed true, false, 1 or 0); keeping false" },
 	{ "system", "maxprocs = -1",
 	  "[system] maxprocs = '-1' is invalid: out of range (allowed 0..1024 threads); keeping 2" },
 	{ "system", "sortstrategy = 4",
@@ -509,6 +529,10 @@ static const char default_dump[] =
 	"memtotal = -10\n"
 	"memfree = 50\n"
 	"memcached = 0\n"
+	"halflife = 168\n"
+	"maxage = 90\n"
+	"follow = 1800\n"
+	"allpairs = false\n"
 	"\n"
 	"[system]\n"
 	"doscan = true\n"
@@ -626,8 +650,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort;
 
-	/* 6 keys in [model], 8 in [system] */
-	ck_assert_uint_eq(rows->len, 14);
+	/* 10 keys in [model], 8 in [system] */
+	ck_assert_uint_eq(rows->len, 18);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -640,12 +664,22 @@ START_TEST(test_describe)
 	usecorr = rows->pdata[1];
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
-	mapprefix = rows->pdata[9];
+	{
+		const ConfKeyInfo *halflife = rows->pdata[6], *allpairs = rows->pdata[9];
+
+		ck_assert_str_eq(halflife->key, "halflife");
+		ck_assert_str_eq(halflife->unit, "hours");
+		ck_assert_str_eq(halflife->default_text, "168");
+		ck_assert_int_eq(halflife->min, 0);
+		ck_assert_str_eq(allpairs->key, "allpairs");
+		ck_assert_str_eq(allpairs->default_text, "false");
+	}
+	mapprefix = rows->pdata[13];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[12];
+	sort = rows->pdata[16];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
 }
