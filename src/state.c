@@ -44,6 +44,9 @@ G_DEFINE_QUARK(preload-state-error-quark, state_error)
 /* A MARKOV line: tag, a, b, time, 4 taus, 16 weights. */
 #define MAX_FIELDS 24
 
+/* The first version with FILE records and the aged total time. */
+#define STATE_VERSION_FILES 2
+
 /*
  * No valid line comes near this: the longest is a record holding a URI of
  * a PATH_MAX path with every byte escaped (3 * 4096 bytes). A longer line
@@ -59,6 +62,7 @@ G_DEFINE_QUARK(preload-state-error-quark, state_error)
 
 /* Records must appear in this order in the current format. */
 typedef enum {
+	SECTION_FILE,
 	SECTION_MAP,
 	SECTION_EXE,
 	SECTION_EXEMAP,
@@ -67,6 +71,7 @@ typedef enum {
 } Section;
 
 static const char *const section_tags[] = {
+	[SECTION_FILE] = "FILE",
 	[SECTION_MAP] = "MAP",
 	[SECTION_EXE] = "EXE",
 	[SECTION_EXEMAP] = "EXEMAP",
@@ -78,9 +83,12 @@ typedef struct {
 	const char *path;         /* for messages */
 	guint64 lineno;           /* line being parsed, from 1 */
 	gboolean legacy;          /* reading the 0.6.4 format */
+	gint64 version;           /* format version of the file (0 for 0.6.4) */
 	Section section;          /* last section seen (current format) */
 	guint64 records;          /* record lines after the header */
 	Model *model;             /* being built */
+	GHashTable *files;        /* index -> FileRecord * (owned), version 2 */
+	GHashTable *file_keys;    /* FileRecord * set, by path and identity */
 	/*
 	 * Maps of the file by index. A map is registered in the model (and
 	 * then owned by it) only when an EXEMAP uses it; the rest are freed
@@ -89,24 +97,38 @@ typedef struct {
 	GHashTable *maps;         /* index -> Map * */
 	GHashTable *map_keys;     /* Map * set, by identity, for duplicates */
 	GHashTable *exes;         /* index -> Exe *, owned by the model */
-	GHashTable *chains;       /* Markov * set, by unordered pair */
 } Loader;
 
-static guint
-chain_pair_hash(gconstpointer p)
-{
-	const Markov *m = p;
+/* A FILE record: a path and the identity of the file there. */
+typedef struct FileRecord {
+	char *path;
+	MapFileId id;
+} FileRecord;
 
-	/* XOR is symmetric, so (a, b) and (b, a) hash alike. */
-	return g_direct_hash(GSIZE_TO_POINTER(GPOINTER_TO_SIZE(m->a) ^ GPOINTER_TO_SIZE(m->b)));
+static void
+file_record_free(gpointer data)
+{
+	FileRecord *rec = data;
+
+	g_free(rec->path);
+	g_free(rec);
+}
+
+static guint
+file_record_hash(gconstpointer p)
+{
+	const FileRecord *rec = p;
+
+	return g_str_hash(rec->path) ^ (guint)(rec->id.ino ^ (rec->id.ino >> 32)) ^
+	       (guint)rec->id.mtime;
 }
 
 static gboolean
-chain_pair_equal(gconstpointer pa, gconstpointer pb)
+file_record_equal(gconstpointer pa, gconstpointer pb)
 {
-	const Markov *x = pa, *y = pb;
+	const FileRecord *a = pa, *b = pb;
 
-	return (x->a == y->a && x->b == y->b) || (x->a == y->b && x->b == y->a);
+	return memcmp(&a->id, &b->id, sizeof(a->id)) == 0 && strcmp(a->path, b->path) == 0;
 }
 
 static void
@@ -118,7 +140,8 @@ loader_init(Loader *ld, const char *path)
 	ld->maps = g_hash_table_new(g_direct_hash, g_direct_equal);
 	ld->map_keys = g_hash_table_new(map_hash, map_equal);
 	ld->exes = g_hash_table_new(g_direct_hash, g_direct_equal);
-	ld->chains = g_hash_table_new(chain_pair_hash, chain_pair_equal);
+	ld->files = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, file_record_free);
+	ld->file_keys = g_hash_table_new(file_record_hash, file_record_equal);
 }
 
 /* Frees the loader and returns its model, or frees that too if !keep. */
@@ -143,7 +166,8 @@ loader_finish(Loader *ld, gboolean keep)
 	g_hash_table_unref(ld->maps);
 	g_hash_table_unref(ld->map_keys);
 	g_hash_table_unref(ld->exes);
-	g_hash_table_unref(ld->chains);
+	g_hash_table_unref(ld->file_keys);
+	g_hash_table_unref(ld->files);
 	ld->model = NULL;
 
 	if (!keep) {
@@ -292,9 +316,48 @@ field_path(const Loader *ld, const char *uri, GError **error)
 	return NULL;
 }
 
+/* FILE <idx> <dev> <ino> <size> <mtime> <uri> (version 2) */
+static gboolean
+load_file(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint idx;
+	guint64 dev, ino, size;
+	gint64 mtime;
+	FileRecord *rec;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "file index", &idx, error) ||
+	    !field_uint(ld, f[2], "device", G_MAXUINT64, &dev, error) ||
+	    !field_uint(ld, f[3], "inode", G_MAXUINT64, &ino, error) ||
+	    !field_uint(ld, f[4], "file size", G_MAXINT64, &size, error) ||
+	    !field_int(ld, f[5], "modification time", G_MININT64 + 1, G_MAXINT64, &mtime, error))
+		return FALSE;
+	if (g_hash_table_contains(ld->files, GINT_TO_POINTER(idx)))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate file index %d", idx);
+
+	rec = g_new0(FileRecord, 1);
+	if (!(rec->path = field_path(ld, f[6], error))) {
+		g_free(rec);
+		return FALSE;
+	}
+	rec->id.dev = dev;
+	rec->id.ino = ino;
+	rec->id.size = size;
+	rec->id.mtime = mtime;
+	if (g_hash_table_contains(ld->file_keys, rec)) {
+		file_record_free(rec);
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "duplicate file (same path and identity as another)");
+	}
+	g_hash_table_insert(ld->files, GINT_TO_POINTER(idx), rec);
+	g_hash_table_add(ld->file_keys, rec);
+	return TRUE;
+}
+
 /*
- * MAP <idx> <update_time> <offset> <length> <uri>
- * (0.6.4: MAP <idx> <update_time> <offset> <length> -1 <uri>)
+ * MAP <idx> <update_time> <offset> <length> <file idx>
+ * (version 1: MAP <idx> <update_time> <offset> <length> <uri>;
+ *  0.6.4: MAP <idx> <update_time> <offset> <length> -1 <uri>)
  */
 static gboolean
 load_map(Loader *ld, char **f, guint nf, GError **error)
@@ -303,6 +366,7 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 	gint64 update_time;
 	guint64 offset, length;
 	g_autofree char *path = NULL;
+	const FileRecord *file = NULL;
 	Map *map;
 
 	if (!field_index(ld, f[1], "map index", &idx, error) ||
@@ -315,12 +379,23 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "map range %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
 				 " is beyond the largest file offset", offset, length);
-	if (!(path = field_path(ld, f[nf - 1], error)))
+	if (ld->version >= STATE_VERSION_FILES) {
+		gint file_idx;
+
+		if (!field_index(ld, f[5], "file index", &file_idx, error))
+			return FALSE;
+		if (!(file = g_hash_table_lookup(ld->files, GINT_TO_POINTER(file_idx))))
+			return load_fail(ld, error, STATE_ERROR_CORRUPT,
+					 "unknown file index %d", file_idx);
+	} else if (!(path = field_path(ld, f[nf - 1], error))) {
 		return FALSE;
+	}
 	if (g_hash_table_contains(ld->maps, GINT_TO_POINTER(idx)))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate map index %d", idx);
 
-	map = map_new(path, offset, length, update_time);
+	map = map_new(file ? file->path : path, offset, length, update_time);
+	if (file)
+		map->file = file->id;
 	if (g_hash_table_contains(ld->map_keys, map)) {
 		map_free(map);
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
@@ -367,42 +442,63 @@ load_exe(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
-/* EXEMAP <exe idx> <map idx> <prob> */
+/*
+ * EXEMAP <exe idx> <map idx> <prob> <count>: the exe uses the maps
+ * map idx .. map idx + count - 1, each with probability prob
+ * (version 1 and 0.6.4: EXEMAP <exe idx> <map idx> <prob>, one map)
+ */
 static gboolean
 load_exemap(Loader *ld, char **f, guint nf, GError **error)
 {
 	gint exe_idx, map_idx;
+	gint64 count = 1;
 	double prob;
 	Exe *exe;
-	Map *map;
-	guint before;
 
 	(void)nf;
 	if (!field_index(ld, f[1], "exe index", &exe_idx, error) ||
 	    !field_index(ld, f[2], "map index", &map_idx, error) ||
 	    !field_double(ld, f[3], "probability", 0, 1, &prob, error))
 		return FALSE;
+	if (ld->version >= STATE_VERSION_FILES &&
+	    !field_int(ld, f[4], "map count", 1, MAX_INDEX, &count, error))
+		return FALSE;
 	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(exe_idx))))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", exe_idx);
-	if (!(map = g_hash_table_lookup(ld->maps, GINT_TO_POINTER(map_idx))))
-		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown map index %d", map_idx);
-
-	/* exe_add_map() ignores a second use of the same map; that is a bad file. */
-	before = exe->exemaps->len;
-	exe_add_map(ld->model, exe, map, prob);
-	if (exe->exemaps->len == before)
+	if (count - 1 > MAX_INDEX - map_idx)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
-				 "duplicate use of map %d by exe %d", map_idx, exe_idx);
+				 "map run %d+%" G_GINT64_FORMAT " is beyond the largest index",
+				 map_idx, count);
+
+	for (gint64 i = 0; i < count; i++) {
+		gint idx = map_idx + (gint)i;
+		Map *map = g_hash_table_lookup(ld->maps, GINT_TO_POINTER(idx));
+		guint before;
+
+		if (!map)
+			return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown map index %d", idx);
+		/* exe_add_map() ignores a second use of the same map; that is a bad file. */
+		before = exe->exemaps->len;
+		exe_add_map(ld->model, exe, map, prob);
+		if (exe->exemaps->len == before)
+			return load_fail(ld, error, STATE_ERROR_CORRUPT,
+					 "duplicate use of map %d by exe %d", idx, exe_idx);
+	}
 	return TRUE;
 }
 
-/* MARKOV <a idx> <b idx> <time> <tau0..tau3> <w00 w01 ... w33> */
+/*
+ * MARKOV <a idx> <b idx> <time> <tau0..tau3> <w01 w02 w03 w10 w12 w13 w20 w21 w23 w30 w31 w32>
+ * Every departure from s goes somewhere, so W[s][s] is the sum of the
+ * row and is not written.
+ * (version 1 and 0.6.4: all 16 weights, w00 w01 ... w33)
+ */
 static gboolean
 load_markov(Loader *ld, char **f, guint nf, GError **error)
 {
 	gint a_idx, b_idx;
-	double time, tau[4], weight[4][4];
-	Markov probe, *markov;
+	double time, tau[4], weight[4][4] = { { 0 } };
+	Markov *markov;
 	Exe *a, *b;
 
 	(void)nf;
@@ -414,9 +510,25 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 		if (!field_double(ld, f[4 + s], "mean sojourn", 0, G_MAXDOUBLE, &tau[s], error))
 			return FALSE;
 	}
-	for (int i = 0; i < 16; i++) {
-		if (!field_double(ld, f[8 + i], "weight", 0, G_MAXDOUBLE, &weight[i / 4][i % 4], error))
-			return FALSE;
+	if (ld->version >= STATE_VERSION_FILES) {
+		int field = 8;
+
+		for (int s = 0; s < 4; s++) {
+			for (int t = 0; t < 4; t++) {
+				if (t == s)
+					continue;
+				if (!field_double(ld, f[field++], "weight", 0, G_MAXDOUBLE,
+						  &weight[s][t], error))
+					return FALSE;
+				weight[s][s] += weight[s][t];
+			}
+		}
+	} else {
+		for (int i = 0; i < 16; i++) {
+			if (!field_double(ld, f[8 + i], "weight", 0, G_MAXDOUBLE,
+					  &weight[i / 4][i % 4], error))
+				return FALSE;
+		}
 	}
 	if (!(a = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(a_idx))))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", a_idx);
@@ -424,9 +536,7 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", b_idx);
 	if (a == b)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "chain of exe %d with itself", a_idx);
-	probe.a = a;
-	probe.b = b;
-	if (g_hash_table_contains(ld->chains, &probe))
+	if (model_lookup_chain(ld->model, a, b))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "duplicate chain for exes %d and %d", a_idx, b_idx);
 
@@ -438,7 +548,6 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 	markov->time = time;
 	memcpy(markov->time_to_leave, tau, sizeof(tau));
 	memcpy(markov->weight, weight, sizeof(weight));
-	g_hash_table_add(ld->chains, markov);
 	return TRUE;
 }
 
@@ -452,7 +561,6 @@ load_badexe(Loader *ld, char **f, guint nf, GError **error)
 	gint64 time;
 	guint64 size;
 	g_autofree char *path = NULL;
-	BadExe *bad;
 
 	(void)nf;
 	if (ld->legacy)
@@ -465,10 +573,7 @@ load_badexe(Loader *ld, char **f, guint nf, GError **error)
 	if (g_hash_table_contains(ld->model->bad_exes, path))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate bad exe (same path as another)");
 
-	bad = g_new0(BadExe, 1);
-	bad->time = time;
-	bad->size = size;
-	g_hash_table_insert(ld->model->bad_exes, g_steal_pointer(&path), bad);
+	model_add_bad_exe(ld->model, path, size, time);
 	return TRUE;
 }
 
@@ -477,15 +582,17 @@ typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error)
 static const struct {
 	const char *tag;
 	Section section;
-	guint fields;         /* in the current format */
-	guint legacy_fields;  /* in the 0.6.4 format */
+	guint fields;         /* in the current format, version 2 */
+	guint v1_fields;      /* in version 1; 0 if the record did not exist */
+	guint legacy_fields;  /* in the 0.6.4 format; 0 if it did not exist */
 	RecordLoader load;
 } record_types[] = {
-	{ "MAP", SECTION_MAP, 6, 7, load_map },
-	{ "EXE", SECTION_EXE, 5, 6, load_exe },
-	{ "EXEMAP", SECTION_EXEMAP, 4, 4, load_exemap },
-	{ "MARKOV", SECTION_MARKOV, 24, 24, load_markov },
-	{ "BADEXE", SECTION_BADEXE, 4, 4, load_badexe },
+	{ "FILE", SECTION_FILE, 7, 0, 0, load_file },
+	{ "MAP", SECTION_MAP, 6, 6, 7, load_map },
+	{ "EXE", SECTION_EXE, 5, 5, 6, load_exe },
+	{ "EXEMAP", SECTION_EXEMAP, 5, 4, 4, load_exemap },
+	{ "MARKOV", SECTION_MARKOV, 20, 24, 24, load_markov },
+	{ "BADEXE", SECTION_BADEXE, 4, 4, 4, load_badexe },
 };
 
 /*
@@ -522,7 +629,11 @@ load_record(Loader *ld, char **f, guint nf, GError **error)
 
 		if (strcmp(f[0], tag) != 0)
 			continue;
-		want = ld->legacy ? record_types[i].legacy_fields : record_types[i].fields;
+		want = ld->legacy ? record_types[i].legacy_fields
+		       : ld->version == 1 ? record_types[i].v1_fields : record_types[i].fields;
+		/* A record of a later version in an older file: as unknown as any other. */
+		if (want == 0)
+			break;
 		if (nf != want)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT,
 					 "%s record has %u fields, expected %u", tag, nf, want);
@@ -566,6 +677,7 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 					 " (this one reads up to version %d)",
 					 version, STATE_FORMAT_VERSION);
 		ld->legacy = FALSE;
+		ld->version = version;
 	} else if (strcmp(f[0], LEGACY_TAG) == 0) {
 		/* 0.6.4 wrote its package version; only the major number counts. */
 		g_autofree char *major = nf >= 2 ? g_strndup(f[1], strcspn(f[1], ".")) : NULL;
@@ -583,11 +695,28 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "not a preload state file");
 	}
 
-	if (nf != 3)
-		return load_fail(ld, error, STATE_ERROR_CORRUPT, "header has %u fields, expected 3", nf);
+	{
+		/* Version 2 adds the aged total time. */
+		guint want = ld->version >= STATE_VERSION_FILES ? 4 : 3;
+
+		if (nf != want)
+			return load_fail(ld, error, STATE_ERROR_CORRUPT,
+					 "header has %u fields, expected %u", nf, want);
+	}
 	if (!field_int(ld, f[2], "model time", 0, G_MAXINT64, &time, error))
 		return FALSE;
 	ld->model->time = time;
+	/*
+	 * Older files kept no aged total: their running times are plain
+	 * sums since the model began, so the model's clock is the total
+	 * they are consistent with.
+	 */
+	ld->model->total_time = (double)time;
+	if (ld->version >= STATE_VERSION_FILES &&
+	    !field_double(ld, f[3], "total time", 0, G_MAXDOUBLE, &ld->model->total_time, error))
+		return FALSE;
+	/* Values in the file are aged up to the model time. */
+	ld->model->aged_time = time;
 	/*
 	 * Nothing runs yet: running time is accounted from the loaded clock,
 	 * not from zero (which would credit the first running exes with the
@@ -811,9 +940,36 @@ append_double(GString *out, double v)
 {
 	char buf[G_ASCII_DTOSTR_BUF_SIZE];
 
-	/* Shortest text that reads back as the very same double. */
 	g_string_append_c(out, '\t');
-	g_string_append(out, g_ascii_dtostr(buf, sizeof(buf), v));
+	/*
+	 * Text that reads back as the very same double, short when it can
+	 * be: aged values are rounded to 7 significant digits (model_age()),
+	 * and their 17-digit form would double the size of the file.
+	 */
+	if (v == 0 && !signbit(v)) {
+		g_string_append_c(out, '0');
+		return;
+	}
+	g_ascii_formatd(buf, sizeof(buf), "%.7g", v);
+	if (g_ascii_strtod(buf, NULL) != v || strchr(buf, 'e'))
+		g_ascii_dtostr(buf, sizeof(buf), v);
+	g_string_append(out, buf);
+}
+
+/*
+ * v aged from model->aged_time to the model time, as the next model_age()
+ * would: the file holds every value as of its header's time, however long
+ * ago the daemon last aged the model (a short session may never reach its
+ * first hourly aging).
+ */
+static double
+aged(const Model *model, double v)
+{
+	gint64 elapsed = model->time - model->aged_time;
+
+	if (model->params.halflife <= 0 || elapsed <= 0)
+		return v;
+	return model_age_value(v, elapsed, model->params.halflife);
 }
 
 static int
@@ -843,14 +999,19 @@ state_format(Model *model)
 	g_autoptr(GPtrArray) exe_uris = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) bad_paths = NULL;
 	g_autoptr(GChecksum) checksum = NULL;
+	g_autoptr(GHashTable) files = NULL;     /* FileRecord * -> its index */
+	g_autoptr(GString) file_lines = NULL;
+	g_autoptr(GPtrArray) map_order = NULL;  /* Map * by index */
+	g_autoptr(GArray) map_files = g_array_new(FALSE, FALSE, sizeof(guint));
 	GHashTableIter iter;
 	gpointer key, value;
 	guint64 records = 0;
-	guint n_maps = 0, n_exes = 0;
+	guint n_files = 0, n_maps = 0, n_exes = 0;
 
-	g_string_append_printf(out, STATE_TAG "\t%d\t%" G_GINT64_FORMAT "\n",
+	g_string_append_printf(out, STATE_TAG "\t%d\t%" G_GINT64_FORMAT,
 			       STATE_FORMAT_VERSION, MAX(model->time, 0));
-	g_string_append(out, "# preload " PACKAGE_VERSION " state: what it learned about the"
+	append_double(out, saveable(aged(model, model->total_time), 0, G_MAXDOUBLE));
+	g_string_append(out, "\n# preload " PACKAGE_VERSION " state: what it learned about the"
 			" programs run here (see doc/state-format.md)\n");
 
 	g_hash_table_iter_init(&iter, model->exes);
@@ -868,31 +1029,66 @@ state_format(Model *model)
 	}
 
 	/*
-	 * MAPs: only those some exe uses, numbered in order of first use. A
-	 * path g_filename_to_uri() refuses (not absolute; never made by the
-	 * scanner) is left out with its uses rather than failing the save.
+	 * MAPs: only those some exe uses, numbered in order of first use,
+	 * each pointing at the FILE (path and identity) it is a range of: a
+	 * library's segments share one FILE line, so its path is written
+	 * once. A path g_filename_to_uri() refuses (not absolute; never made
+	 * by the scanner) is left out with its uses rather than failing the
+	 * save.
 	 */
+	files = g_hash_table_new_full(file_record_hash, file_record_equal, file_record_free, NULL);
+	file_lines = g_string_new(NULL);
+	map_order = g_ptr_array_new();
 	for (guint i = 0; i < exes->len; i++) {
 		Exe *exe = g_ptr_array_index(exes, i);
 
 		for (guint j = 0; j < exe->exemaps->len; j++) {
 			Map *map = g_array_index(exe->exemaps, ExeMap, j).map;
-			g_autofree char *uri = NULL;
-			guint64 offset, length;
+			FileRecord probe = { map->path, map->file };
+			gpointer file_seq;
 
 			if (map->seq != G_MAXUINT)
 				continue;
 			map->seq = G_MAXUINT - 1;  /* seen, and not writable unless set below */
-			if (!(uri = g_filename_to_uri(map->path, NULL, NULL)))
-				continue;
+			if (!g_hash_table_lookup_extended(files, &probe, NULL, &file_seq)) {
+				g_autofree char *uri = g_filename_to_uri(map->path, NULL, NULL);
+				FileRecord *rec;
+
+				if (!uri)
+					continue;
+				rec = g_new0(FileRecord, 1);
+				rec->path = g_strdup(map->path);
+				rec->id = map->file;
+				file_seq = GUINT_TO_POINTER(n_files);
+				g_hash_table_insert(files, rec, file_seq);
+				g_string_append_printf(file_lines, "FILE\t%u\t%" G_GUINT64_FORMAT "\t%"
+						       G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%"
+						       G_GINT64_FORMAT "\t%s\n", n_files, map->file.dev,
+						       map->file.ino, MIN(map->file.size, (guint64)G_MAXINT64),
+						       MAX(map->file.mtime, G_MININT64 + 1), uri);
+				n_files++;
+				records++;
+			}
 			map->seq = n_maps++;
-			offset = MIN(map->offset, (guint64)G_MAXINT64);
-			length = MIN(map->length, (guint64)G_MAXINT64 - offset);
-			g_string_append_printf(out, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT
-					       "\t%" G_GUINT64_FORMAT "\t%s\n",
-					       map->seq, MAX(map->update_time, -1), offset, length, uri);
-			records++;
+			g_ptr_array_add(map_order, map);
+			{
+				guint fs = GPOINTER_TO_UINT(file_seq);
+
+				g_array_append_val(map_files, fs);
+			}
 		}
+	}
+	g_string_append_len(out, file_lines->str, (gssize)file_lines->len);
+	for (guint i = 0; i < map_order->len; i++) {
+		const Map *map = g_ptr_array_index(map_order, i);
+		guint64 offset = MIN(map->offset, (guint64)G_MAXINT64);
+		guint64 length = MIN(map->length, (guint64)G_MAXINT64 - offset);
+
+		g_string_append_printf(out, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\t%u\n",
+				       map->seq, MAX(map->update_time, -1), offset, length,
+				       g_array_index(map_files, guint, i));
+		records++;
 	}
 
 	for (guint i = 0; i < exes->len; i++) {
@@ -905,7 +1101,7 @@ state_format(Model *model)
 		exe->seq = n_exes++;
 		g_string_append_printf(out, "EXE\t%u\t%" G_GINT64_FORMAT, exe->seq,
 				       MAX(exe->update_time, -1));
-		append_double(out, saveable(exe->time, 0, G_MAXDOUBLE));
+		append_double(out, saveable(aged(model, exe->time), 0, G_MAXDOUBLE));
 		g_string_append_printf(out, "\t%s\n", uri);
 		records++;
 	}
@@ -915,15 +1111,33 @@ state_format(Model *model)
 
 		if (exe->seq >= G_MAXUINT - 1)
 			continue;
-		for (guint j = 0; j < exe->exemaps->len; j++) {
+		/*
+		 * Runs of uses of consecutive maps with the same probability make
+		 * one line: maps are numbered in order of first use, so an exe's
+		 * own maps, and a library's segments, mostly are consecutive.
+		 */
+		for (guint j = 0; j < exe->exemaps->len;) {
 			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
+			double prob = saveable(em->prob, 0, 1);
+			guint count = 1;
 
-			if (em->map->seq >= G_MAXUINT - 1)
+			if (em->map->seq >= G_MAXUINT - 1) {
+				j++;
 				continue;
+			}
+			while (j + count < exe->exemaps->len) {
+				const ExeMap *next = &g_array_index(exe->exemaps, ExeMap, j + count);
+
+				if (next->map->seq != em->map->seq + count ||
+				    saveable(next->prob, 0, 1) != prob)
+					break;
+				count++;
+			}
 			g_string_append_printf(out, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
-			append_double(out, saveable(em->prob, 0, 1));
-			g_string_append_c(out, '\n');
+			append_double(out, prob);
+			g_string_append_printf(out, "\t%u\n", count);
 			records++;
+			j += count;
 		}
 	}
 
@@ -939,12 +1153,16 @@ state_format(Model *model)
 			if (m->a != exe || m->b->seq >= G_MAXUINT - 1)
 				continue;
 			g_string_append_printf(out, "MARKOV\t%u\t%u", m->a->seq, m->b->seq);
-			append_double(out, saveable(m->time, 0, G_MAXDOUBLE));
+			append_double(out, saveable(aged(model, m->time), 0, G_MAXDOUBLE));
 			for (int s = 0; s < 4; s++)
 				append_double(out, saveable(m->time_to_leave[s], 0, G_MAXDOUBLE));
+			/* The diagonal is the sum of its row: not written. */
 			for (int s = 0; s < 4; s++) {
-				for (int t = 0; t < 4; t++)
-					append_double(out, saveable(m->weight[s][t], 0, G_MAXDOUBLE));
+				for (int t = 0; t < 4; t++) {
+					if (t != s)
+						append_double(out, saveable(aged(model, m->weight[s][t]),
+									    0, G_MAXDOUBLE));
+				}
 			}
 			g_string_append_c(out, '\n');
 			records++;

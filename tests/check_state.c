@@ -165,24 +165,36 @@ chain_of(const Exe *a, const Exe *b)
 #define ODD_MAP "/tmp/dir with space/ta\tb/new\nline/100%/\xff\xfe.so"
 
 /*
- * Two exes, three maps (one shared), one chain with values that do not
- * survive 6 significant digits, two bad exes.
+ * Two exes, four maps (one shared, two segments of one file), one chain
+ * with values that do not survive 6 significant digits, two bad exes.
  */
 static Model *
 build_model(void)
 {
 	Model *model = model_new();
+	static const MapFileId shared_id = { 2049, 1234, 2000000, G_GINT64_CONSTANT(1700000000123456789) };
+	static const MapFileId odd_id = { 1, 2, 3, -5 };
+	Map *map;
 	Exe *a, *b;
 	Markov *m;
 
 	model->time = 1234567;
+	/* Aged (with a half-life) the total is no longer the clock. */
+	model->total_time = 1234000.5;
 	a = add_exe(model, "/usr/bin/alpha", 100.5, 1000);
 	b = add_exe(model, ODD_EXE, 7.0 / 3.0, -1);
 
-	exe_add_map(model, a, map_new("/usr/lib/libshared.so", 4096, 65536, 11), 1.0);
-	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 8192, 12), 0.25);
+	map = map_new("/usr/lib/libshared.so", 4096, 65536, 11);
+	map->file = shared_id;
+	exe_add_map(model, a, map, 1.0);
+	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 8192, 12), 1.0);
 	exe_add_map(model, b, map_new("/usr/lib/libshared.so", 4096, 65536, 11), 1.0 / 3.0);
-	exe_add_map(model, b, map_new(ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096, -1), 1.0);
+	map = map_new(ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096, -1);
+	map->file = odd_id;
+	exe_add_map(model, b, map, 1.0);
+	map = map_new("/usr/lib/libshared.so", 0, 4096, 13);
+	map->file = shared_id;
+	exe_add_map(model, a, map, 1.0);
 
 	m = markov_new(model, a, b, model->time, FALSE);
 	m->time = 2.0 / 3.0;
@@ -190,9 +202,19 @@ build_model(void)
 	m->time_to_leave[1] = G_PI;
 	m->time_to_leave[2] = 1e-310;  /* subnormal: strtod reports ERANGE */
 	m->time_to_leave[3] = 12345.678901234567;
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 4; j++)
+	/*
+	 * Each departure goes somewhere: W[s][s] is the sum of its row, as
+	 * the chain keeps it (and the file derives it, adding in this order).
+	 */
+	for (int i = 0; i < 4; i++) {
+		m->weight[i][i] = 0;
+		for (int j = 0; j < 4; j++) {
+			if (j == i)
+				continue;
 			m->weight[i][j] = (i * 4 + j) / 7.0;
+			m->weight[i][i] += m->weight[i][j];
+		}
+	}
 
 	add_bad_exe(model, "/usr/bin/tiny", 1234, 99);
 	add_bad_exe(model, "/usr/bin/sp ace", 0, 0);
@@ -208,6 +230,9 @@ assert_models_equal(const Model *want, const Model *got)
 	gpointer key, value;
 
 	ck_assert_int_eq(got->time, want->time);
+	assert_same_double(got->total_time, want->total_time, "total time");
+	/* Values in the file are aged up to its time. */
+	ck_assert_int_eq(got->aged_time, want->time);
 	/* The loaded clock, not 0, is where accounting and scans resume. */
 	ck_assert_int_eq(got->last_accounting_timestamp, want->time);
 	ck_assert_int_eq(got->last_running_timestamp, want->time);
@@ -233,6 +258,7 @@ assert_models_equal(const Model *want, const Model *got)
 			ck_assert_msg(gem != NULL, "map %s missing", wem->map->path);
 			assert_same_double(gem->prob, wem->prob, "prob");
 			ck_assert_int_eq(gem->map->update_time, wem->map->update_time);
+			ck_assert(memcmp(&gem->map->file, &wem->map->file, sizeof(MapFileId)) == 0);
 			ck_assert_int_eq(gem->map->refcount, wem->map->refcount);
 		}
 		for (guint i = 0; i < w->chains->len; i++) {
@@ -291,36 +317,59 @@ START_TEST(test_round_trip)
 	ck_assert(!model->dirty);
 
 	/*
-	 * Lines: header, comment, 3 MAP, 2 EXE, 4 EXEMAP (alpha: 2, odd: 2),
-	 * 1 MARKOV, 2 BADEXE, END = 15; the END counts 3+2+4+1+2 = 12. No
-	 * raw tab or newline of the odd paths may leak into the text.
+	 * Lines: header, comment, 3 FILE, 4 MAP, 2 EXE, 4 EXEMAP, 1 MARKOV,
+	 * 2 BADEXE, END = 19; the END counts 3+4+2+4+1+2 = 16. No raw tab or
+	 * newline of the odd paths may leak into the text.
 	 */
 	bytes = read_bytes(path);
 	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t1\t1234567\n# "));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t1234567\t1234000.5\n# "));
 	lines = g_strsplit(text, "\n", -1);
-	ck_assert_uint_eq(g_strv_length(lines), 16);  /* 15 lines and "" after the last */
-	ck_assert_str_eq(lines[15], "");
+	ck_assert_uint_eq(g_strv_length(lines), 20);  /* 19 lines and "" after the last */
+	ck_assert_str_eq(lines[19], "");
 	/*
 	 * Exes are written in path order, "/opt/my app..." before
 	 * "/usr/bin/alpha", and maps in order of first use by those exes:
-	 * libshared 0, the odd map 1, liba 2. The chain's a is alpha (1).
+	 * libshared@4096 0, the odd map 1, liba 2, libshared@0 3; files in
+	 * order of first need, the two libshared segments sharing one.
 	 */
-	ck_assert_str_eq(lines[2], "MAP\t0\t11\t4096\t65536\tfile:///usr/lib/libshared.so");
-	ck_assert_str_eq(lines[3], "MAP\t1\t-1\t1099511627776\t4096\t"
+	ck_assert_str_eq(lines[2], "FILE\t0\t2049\t1234\t2000000\t1700000000123456789\t"
+			 "file:///usr/lib/libshared.so");
+	ck_assert_str_eq(lines[3], "FILE\t1\t1\t2\t3\t-5\t"
 			 "file:///tmp/dir%20with%20space/ta%09b/new%0Aline/100%25/%FF%FE.so");
+	ck_assert_str_eq(lines[4], "FILE\t2\t0\t0\t0\t0\tfile:///usr/lib/liba.so");
+	ck_assert_str_eq(lines[5], "MAP\t0\t11\t4096\t65536\t0");
+	ck_assert_str_eq(lines[6], "MAP\t1\t-1\t1099511627776\t4096\t1");
+	ck_assert_str_eq(lines[7], "MAP\t2\t12\t0\t8192\t2");
+	ck_assert_str_eq(lines[8], "MAP\t3\t13\t0\t4096\t0");
 	/* 7/3 needs 17 digits to read back the same. */
-	ck_assert_str_eq(lines[5], "EXE\t0\t-1\t2.3333333333333335\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
-	ck_assert_str_eq(lines[6], "EXE\t1\t1000\t100.5\tfile:///usr/bin/alpha");
-	ck_assert_str_eq(lines[7], "EXEMAP\t0\t0\t0.33333333333333331");
-	ck_assert(g_str_has_prefix(lines[11], "MARKOV\t1\t0\t0.66666666666666663\t0.33333333333333331\t"));
-	ck_assert_str_eq(lines[12], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
-	ck_assert_str_eq(lines[13], "BADEXE\t99\t1234\tfile:///usr/bin/tiny");
-	for (guint i = 0; i < 15; i++) {
+	ck_assert_str_eq(lines[9], "EXE\t0\t-1\t2.3333333333333335\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
+	ck_assert_str_eq(lines[10], "EXE\t1\t1000\t100.5\tfile:///usr/bin/alpha");
+	/* odd: maps 0 (1/3) and 1 (1); alpha: 0, then 2 and 3 as one run. */
+	ck_assert_str_eq(lines[11], "EXEMAP\t0\t0\t0.33333333333333331\t1");
+	ck_assert_str_eq(lines[12], "EXEMAP\t0\t1\t1\t1");
+	ck_assert_str_eq(lines[13], "EXEMAP\t1\t0\t1\t1");
+	ck_assert_str_eq(lines[14], "EXEMAP\t1\t2\t1\t2");
+	/*
+	 * The chain's a is alpha (1). Its 12 weights off the diagonal:
+	 * w01 = 1/7, w02 = 2/7, ... w32 = 14/7 = 2.
+	 */
+	ck_assert(g_str_has_prefix(lines[15], "MARKOV\t1\t0\t0.66666666666666663\t0.33333333333333331\t"));
+	ck_assert(g_str_has_suffix(lines[15], "\t1.8571428571428572\t2"));
+	{
+		g_auto(GStrv) fields = g_strsplit(lines[15], "\t", -1);
+
+		ck_assert_uint_eq(g_strv_length(fields), 20);
+		ck_assert_str_eq(fields[8], "0.14285714285714285");
+	}
+	ck_assert_str_eq(lines[16], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
+	ck_assert_str_eq(lines[17], "BADEXE\t99\t1234\tfile:///usr/bin/tiny");
+	for (guint i = 0; i < 19; i++) {
 		static const char *const tags[] = {
-			"PRELOAD-STATE\t", "# ", "MAP\t", "MAP\t", "MAP\t", "EXE\t", "EXE\t",
+			"PRELOAD-STATE\t", "# ", "FILE\t", "FILE\t", "FILE\t",
+			"MAP\t", "MAP\t", "MAP\t", "MAP\t", "EXE\t", "EXE\t",
 			"EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "MARKOV\t",
-			"BADEXE\t", "BADEXE\t", "END\t12\t",
+			"BADEXE\t", "BADEXE\t", "END\t16\t",
 		};
 
 		ck_assert_msg(g_str_has_prefix(lines[i], tags[i]), "line %u: %s", i + 1, lines[i]);
@@ -344,8 +393,10 @@ START_TEST(test_round_trip)
 			 find_exemap(b, "/usr/lib/libshared.so", 4096, 65536)->map);
 	ck_assert_int_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 4096, 65536)->refcount, 2);
 	ck_assert_ptr_nonnull(model_lookup_map(loaded, ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096));
-	/* 65536 + 8192 */
-	ck_assert_uint_eq(a->size, 73728);
+	/* 65536 + 8192 + 4096 */
+	ck_assert_uint_eq(a->size, 77824);
+	/* The two segments of libshared keep the file's identity. */
+	ck_assert_uint_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 0, 4096)->file.ino, 1234);
 	/* A loaded model has no running exes. */
 	ck_assert_uint_eq(loaded->running->len, 0);
 
@@ -418,7 +469,7 @@ START_TEST(test_save_empty_model)
 	body = g_strndup(text, (gsize)(strstr(text, "END") - text));
 	expected = with_end(body, 0);
 	ck_assert_str_eq(text, expected);
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t1\t0\n#"));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t0\t0\n#"));
 	ck_assert(strstr(text, "\nEND\t0\t") != NULL);
 
 	loaded = state_load(path, &error);
@@ -638,6 +689,23 @@ END_TEST
 #define BASE    L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1 L_MK L_BAD
 /* END is line 11 */
 
+/* The same in version 2: FILE records, runs of maps, derived diagonals. */
+#define L2_HDR   "PRELOAD-STATE\t2\t100\t90.5\n"                                     /* 1 */
+#define L2_FILE0 "FILE\t0\t2049\t77\t12288\t1700000000000000001\tfile:///usr/lib/liba.so\n" /* 3 */
+#define L2_FILE1 "FILE\t1\t0\t0\t0\t0\tfile:///usr/lib/libb.so\n"                     /* 4 */
+#define L2_MAP0  "MAP\t0\t5\t0\t4096\t0\n"                                          /* 5 */
+#define L2_MAP1  "MAP\t1\t6\t4096\t8192\t0\n"                                       /* 6 */
+#define L2_MAP2  "MAP\t2\t6\t0\t100\t1\n"                                           /* 7 */
+/* L_EXE0, L_EXE1: lines 8, 9 */
+#define L2_EM0   "EXEMAP\t0\t0\t1\t2\n"         /* x uses maps 0 and 1 */          /* 10 */
+#define L2_EM1   "EXEMAP\t1\t1\t0.5\t2\n"       /* y uses maps 1 and 2 */          /* 11 */
+#define W12      "\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t12\n"
+#define L2_MK    "MARKOV\t0\t1\t10\t1\t2.5\t3\t4" W12                             /* 12 */
+/* L_BAD: line 13 */
+#define BASE2    L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0 L_EXE1 \
+		 L2_EM0 L2_EM1 L2_MK L_BAD
+/* END is line 14 */
+
 START_TEST(test_load_valid_text)
 {
 	g_autoptr(GError) error = NULL;
@@ -688,6 +756,157 @@ START_TEST(test_load_valid_text)
 	ck_assert_ptr_nonnull(bad);
 	ck_assert_int_eq(bad->time, 50);
 	ck_assert_uint_eq(bad->size, 1000);
+}
+END_TEST
+
+START_TEST(test_load_valid_text_v2)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = with_end(BASE2, 0);
+	g_autoptr(Model) model = NULL;
+	Map *map0, *map2;
+	Exe *x, *y;
+	Markov *m;
+
+	tu_write_file(path, text);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+
+	ck_assert_int_eq(model->time, 100);
+	ck_assert(model->total_time == 90.5);
+	ck_assert_int_eq(model->aged_time, 100);
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 3);
+	x = model_lookup_exe(model, "/usr/bin/x");
+	y = model_lookup_exe(model, "/usr/bin/y");
+	/* x: maps 0 and 1 (4096 + 8192); y: maps 1 and 2 (8192 + 100), at 0.5. */
+	ck_assert_uint_eq(x->exemaps->len, 2);
+	ck_assert_uint_eq(x->size, 12288);
+	ck_assert_uint_eq(y->exemaps->len, 2);
+	ck_assert_uint_eq(y->size, 8292);
+	ck_assert(g_array_index(y->exemaps, ExeMap, 1).prob == 0.5);
+
+	map0 = model_lookup_map(model, "/usr/lib/liba.so", 0, 4096);
+	ck_assert_uint_eq(map0->file.dev, 2049);
+	ck_assert_uint_eq(map0->file.ino, 77);
+	ck_assert_uint_eq(map0->file.size, 12288);
+	ck_assert_int_eq(map0->file.mtime, G_GINT64_CONSTANT(1700000000000000001));
+	ck_assert_uint_eq(model_lookup_map(model, "/usr/lib/liba.so", 4096, 8192)->file.ino, 77);
+	map2 = model_lookup_map(model, "/usr/lib/libb.so", 0, 100);
+	ck_assert(!map_file_id_is_known(&map2->file));
+
+	/*
+	 * Weights, off the diagonal, 1 .. 12 in the order w01 w02 w03 w10
+	 * w12 w13 w20 w21 w23 w30 w31 w32; each diagonal is its row's sum:
+	 * 1+2+3 = 6, 4+5+6 = 15, 7+8+9 = 24, 10+11+12 = 33.
+	 */
+	m = chain_of(x, y);
+	ck_assert(m->time == 10.0);
+	ck_assert(m->time_to_leave[1] == 2.5);
+	ck_assert(m->weight[0][1] == 1.0);
+	ck_assert(m->weight[1][0] == 4.0);
+	ck_assert(m->weight[2][3] == 9.0);
+	ck_assert(m->weight[3][2] == 12.0);
+	ck_assert(m->weight[0][0] == 6.0);
+	ck_assert(m->weight[1][1] == 15.0);
+	ck_assert(m->weight[2][2] == 24.0);
+	ck_assert(m->weight[3][3] == 33.0);
+}
+END_TEST
+
+/*
+ * A version 1 file loads (its running times count from the model's
+ * start: the total time is the clock) and is written as version 2.
+ */
+START_TEST(test_load_v1_saves_v2)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = with_end(BASE, 0);
+	g_autoptr(Model) model = NULL;
+	g_autoptr(Model) again = NULL;
+	g_autoptr(GBytes) bytes = NULL;
+	g_autofree char *saved = NULL;
+
+	tu_write_file(path, text);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert(model->total_time == 100.0);
+	ck_assert(!map_file_id_is_known(&model_lookup_map(model, "/usr/lib/liba.so", 0, 4096)->file));
+
+	ck_assert(state_save(model, path, &error));
+	bytes = read_bytes(path);
+	saved = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t2\t100\t100\n"));
+	/* Both maps are ranges of one file, written once. */
+	ck_assert(strstr(saved, "\nFILE\t0\t0\t0\t0\t0\tfile:///usr/lib/liba.so\n") != NULL);
+	ck_assert(strstr(saved, "\nFILE\t1\t") == NULL);
+	again = state_load(path, &error);
+	ck_assert_msg(again != NULL, "%s", error ? error->message : "");
+	/*
+	 * All but the weights read back the same. The version 1 chain's
+	 * diagonal (0, 5, 10, 15) was not the sum of its row; version 2 keeps
+	 * only the rows: 1+2+3 = 6, 4+6+7 = 17, 8+9+11 = 28, 12+13+14 = 39.
+	 */
+	{
+		Markov *m = chain_of(model_lookup_exe(again, "/usr/bin/x"),
+				     model_lookup_exe(again, "/usr/bin/y"));
+
+		ck_assert(m->weight[0][0] == 6.0);
+		ck_assert(m->weight[1][1] == 17.0);
+		ck_assert(m->weight[2][2] == 28.0);
+		ck_assert(m->weight[3][3] == 39.0);
+		ck_assert(m->weight[2][3] == 11.0);
+		ck_assert(m->time_to_leave[1] == 2.5);
+	}
+}
+END_TEST
+
+/*
+ * With a half-life, the file holds every aged value as of its model time,
+ * however long ago the daemon last aged the model in memory.
+ */
+START_TEST(test_save_ages)
+{
+	g_autoptr(Model) model = model_new();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	ModelParams params = { 100, 0, TRUE };
+	Exe *a, *b;
+	Markov *m;
+
+	model_set_params(model, &params);
+	model->time = 1000;
+	model->aged_time = 900;   /* one half-life behind */
+	model->total_time = 700;
+	a = add_exe(model, "/usr/bin/a", 60, 900);
+	b = add_exe(model, "/usr/bin/b", 10, 950);
+	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 4096, 900), 1.0);
+	exe_add_map(model, b, map_new("/usr/lib/libb.so", 0, 4096, 950), 1.0);
+	m = markov_new(model, a, b, model->time, FALSE);
+	m->time = 7;
+	m->time_to_leave[1] = 10.0 / 3.0;
+	m->weight[1][1] = 3;
+	m->weight[1][3] = 3;
+
+	ck_assert(state_save(model, path, &error));
+	/* Memory is untouched. */
+	ck_assert(a->time == 60.0);
+	ck_assert_int_eq(model->aged_time, 900);
+	loaded = state_load(path, &error);
+	ck_assert_msg(loaded != NULL, "%s", error ? error->message : "");
+	/* Halved: 700 -> 350, 60 -> 30, 10 -> 5, 7 -> 3.5, 3 -> 1.5; tau as it was. */
+	ck_assert(loaded->total_time == 350.0);
+	ck_assert(model_lookup_exe(loaded, "/usr/bin/a")->time == 30.0);
+	ck_assert(model_lookup_exe(loaded, "/usr/bin/b")->time == 5.0);
+	m = chain_of(model_lookup_exe(loaded, "/usr/bin/a"), model_lookup_exe(loaded, "/usr/bin/b"));
+	ck_assert(m->time == 3.5);
+	ck_assert(m->weight[1][1] == 1.5);
+	ck_assert(m->weight[1][3] == 1.5);
+	ck_assert(m->time_to_leave[1] == 10.0 / 3.0);
+	/* Update times are times, not amounts: never aged. */
+	ck_assert_int_eq(model_lookup_exe(loaded, "/usr/bin/b")->update_time, 950);
 }
 END_TEST
 
@@ -780,7 +999,7 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 5, "host name" },
 	{ "URI with %00", L_HDR L_NOTE L_MAP0 L_MAP1 "EXE\t0\t7\t30\tfile:///usr/bin/x%00y\n", TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 5, "bad file URI" },
-	{ "newer version", "PRELOAD-STATE\t2\t100\n" L_NOTE, TRUE, 0, NULL,
+	{ "newer version", "PRELOAD-STATE\t3\t100\t1\n" L_NOTE, TRUE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
 	{ "newer version, other fields", "PRELOAD-STATE\t17\n", FALSE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
@@ -832,6 +1051,54 @@ static const BadFile bad_files[] = {
 	  FALSE, 0, NULL, STATE_ERROR_CORRUPT, 3, "unknown map index 4" },
 	{ "0.6.4 partial line", "PRELOAD\t0.6.4\t5\nEXE\t1\t0\t3\t-1\tfile:///x", FALSE, 0, NULL,
 	  STATE_ERROR_TRUNCATED, 2, "incomplete last line" },
+	/* version 2 */
+	{ "FILE in version 1", L_HDR L_NOTE "FILE\t0\t1\t2\t3\t4\tfile:///a\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 3, "unknown record type \"FILE\"" },
+	{ "v2 header without total", "PRELOAD-STATE\t2\t100\n" L_NOTE, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 1, "header has 3 fields, expected 4" },
+	{ "negative total", "PRELOAD-STATE\t2\t100\t-1\n" L_NOTE, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 1, "bad total time \"-1\"" },
+	{ "v1 header with total", "PRELOAD-STATE\t1\t100\t90\n" L_NOTE, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 1, "header has 4 fields, expected 3" },
+	{ "unknown file index", L2_HDR L_NOTE L2_FILE0 "MAP\t0\t5\t0\t4096\t3\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "unknown file index 3" },
+	{ "URI where a file index goes", L2_HDR L_NOTE L2_FILE0 L_MAP0, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad file index" },
+	{ "duplicate file", L2_HDR L_NOTE L2_FILE0
+	  "FILE\t1\t2049\t77\t12288\t1700000000000000001\tfile:///usr/lib/liba.so\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "duplicate file" },
+	{ "duplicate file index", L2_HDR L_NOTE L2_FILE0 "FILE\t0\t1\t1\t1\t1\tfile:///b\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "duplicate file index 0" },
+	{ "file size beyond off_t", L2_HDR L_NOTE "FILE\t0\t1\t2\t9223372036854775808\t4\tfile:///a\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 3, "bad file size" },
+	{ "bad mtime", L2_HDR L_NOTE "FILE\t0\t1\t2\t3\t1.5\tfile:///a\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 3, "bad modification time \"1.5\"" },
+	{ "FILE without URI", L2_HDR L_NOTE "FILE\t0\t1\t2\t3\t4\t/a\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 3, "bad file URI" },
+	{ "FILE after MAP", L2_HDR L_NOTE L2_FILE0 L2_MAP0 L2_FILE1, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 5, "FILE record after MAP records" },
+	{ "map count 0", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  "EXEMAP\t0\t0\t1\t0\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "bad map count \"0\"" },
+	{ "map run past the maps", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  "EXEMAP\t0\t1\t1\t5\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "unknown map index 3" },
+	{ "map run beyond the indices", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  "EXEMAP\t0\t2147483647\t1\t2\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9,
+	  "beyond the largest index" },
+	{ "map twice through runs", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  "EXEMAP\t0\t0\t1\t2\n" "EXEMAP\t0\t1\t1\t1\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 10,
+	  "duplicate use of map 1 by exe 0" },
+	{ "v1 EXEMAP in version 2", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  L_EM0, TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "EXEMAP record has 4 fields, expected 5" },
+	{ "16 weights in version 2", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  L_EXE1 L2_EM0 L2_EM1 "MARKOV\t0\t1\t10\t1\t2\t3\t4" W16, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 12, "MARKOV record has 24 fields, expected 20" },
+	{ "negative weight in version 2", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
+	  L_EXE1 L2_EM0 L2_EM1 "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t-1\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "bad weight \"-1\"" },
+	{ "no END line, version 2", BASE2, FALSE, 0, NULL,
+	  STATE_ERROR_TRUNCATED, 14, "before its END line" },
+	{ "record count too high, version 2", BASE2, TRUE, 1, NULL,
+	  STATE_ERROR_CORRUPT, 14, "END counts 12 records, the file has 11" },
 };
 
 START_TEST(test_load_bad_file)
@@ -1121,6 +1388,9 @@ state_suite(void)
 	tcase_add_test(tc, test_load_directory);
 	tcase_add_test(tc, test_load_valid_text);
 	tcase_add_loop_test(tc, test_load_bad_file, 0, (int)G_N_ELEMENTS(bad_files));
+	tcase_add_test(tc, test_load_valid_text_v2);
+	tcase_add_test(tc, test_load_v1_saves_v2);
+	tcase_add_test(tc, test_save_ages);
 	tcase_add_test(tc, test_load_nul_byte);
 	tcase_add_test(tc, test_load_long_line);
 	suite_add_tcase(s, tc);
