@@ -150,12 +150,17 @@ cmp -s "$tmp/a" "$tmp/b" || fail "maps known before the first scan change the sc
 #
 # scenario cycles: floors for preload's hit ratio (maps) and its hit ratio
 # on the maps no running exe used (cold), and whether it must beat naive
-# on both. Measured with seed 1 when the floors were set (preload / naive):
-#   single-user 3000: hit 0.181 / 0.172, cold 0.585 / 0.556
-#   two-user    2000: hit 0.335 / 0.284, cold 0.844 / 0.722
-#   churn        600: hit 0.415 / 0.193, cold 0.410 / 0.458
-#   scale        800: hit 0.144 / 0.106, cold 0.401 / 0.383
+# on both. Measured with seed 1 when the floors were set (preload / naive),
+# with sparse chains and aging (the defaults):
+#   single-user 3000: hit 0.178 / 0.172, cold 0.574 / 0.556
+#   two-user    2000: hit 0.336 / 0.284, cold 0.845 / 0.722
+#   churn        600: hit 0.411 / 0.193, cold 0.427 / 0.458
+#   scale       3000: hit 0.119 / 0.087, cold 0.439 / 0.330
 # (churn has no structure to learn: naive may do as well on cold maps).
+# scale runs 3000 cycles: in its first hours a build's tools are new, and
+# only the full pairwise model (allpairs) links each to every tool of the
+# project from the start; from 3000 cycles on the sparse model is ahead
+# (doc/benchmarks.md).
 scenario() {  # name cycles hit_floor cold_floor beat_naive
 	name=$1
 	out="$tmp/$name.json"
@@ -185,9 +190,9 @@ scenario() {  # name cycles hit_floor cold_floor beat_naive
 }
 
 scenario single-user 3000 0.17 0.56 beat
-scenario two-user 2000 0.31 0.81 beat
-scenario churn 600 0.38 0.38 no
-scenario scale 800 0.13 0.37 no
+scenario two-user 2000 0.32 0.83 beat
+scenario churn 600 0.39 0.40 no
+scenario scale 3000 0.11 0.42 no
 
 # ---- 3. determinism, lookahead, bad input ---------------------------------
 
@@ -206,6 +211,31 @@ cmp -s "$tmp/churn.trace" "$tmp/other.trace" &&
 grep -v '"seconds"\|"predictions"' "$tmp/short.json" > "$tmp/a"
 grep -v '"seconds"\|"predictions"' "$tmp/every.json" > "$tmp/b"
 cmp -s "$tmp/a" "$tmp/b" || fail "--every-cycle changed the scores"
+
+# The full pairwise model, kept for comparison, has a chain per pair of
+# the n exes it knows, n (n - 1) / 2; the sparse one far fewer.
+printf '[model]\nallpairs = true\n' > "$tmp/pairwise.conf"
+"$replay" --quiet --conffile "$tmp/pairwise.conf" --json "$tmp/pairwise.json" \
+	"$tmp/short.trace" || fail "replay with allpairs"
+n=$(sed -n 's/.*"exes": \([0-9]*\).*/\1/p' "$tmp/pairwise.json")
+all=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/pairwise.json")
+[ -n "$n" ] && [ "$all" = $((n * (n - 1) / 2)) ] || fail "allpairs: $all chains for $n exes"
+chains=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/short.json")
+[ -n "$chains" ] && [ "$chains" -lt "$all" ] || fail "sparse chains: '$chains', expected fewer than $all"
+
+# --save-state writes the model in the daemon's format: a version 2 file
+# with as many EXE and MARKOV records as the report counts.
+"$replay" --quiet --save-state "$tmp/short.state" --json "$tmp/saved.json" "$tmp/short.trace" ||
+	fail "replay --save-state"
+head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	2	" || fail "--save-state: not a version 2 state"
+tail -n 1 "$tmp/short.state" | grep -q "^END	" || fail "--save-state: no END line"
+exes=$(grep -c "^EXE	" "$tmp/short.state")
+markovs=$(grep -c "^MARKOV	" "$tmp/short.state")
+[ "$exes" = "$(sed -n 's/.*"exes": \([0-9]*\).*/\1/p' "$tmp/saved.json")" ] ||
+	fail "--save-state: $exes EXE records"
+[ "$markovs" = "$chains" ] || fail "--save-state: $markovs MARKOV records, $chains chains"
+"$replay" --quiet --save-state "$tmp/no-such-dir/x/../../" "$tmp/short.trace" 2>/dev/null &&
+	fail "--save-state to a directory succeeded"
 
 # A trace cut inside a line (a daemon killed mid-write) is scored up to
 # the cut, with a warning; a corrupt one is an error.
