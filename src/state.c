@@ -738,10 +738,9 @@ load_stream(Loader *ld, FILE *file, GError **error)
 Model *
 state_load(const char *path, GError **error)
 {
-	Loader ld;
 	struct stat st;
 	FILE *file;
-	gboolean ok;
+	Model *model;
 	int fd;
 
 	g_return_val_if_fail(path != NULL, NULL);
@@ -785,9 +784,23 @@ state_load(const char *path, GError **error)
 		return NULL;
 	}
 
-	loader_init(&ld, path);
-	ok = load_stream(&ld, file, error);
+	model = state_load_stream(file, path, error);
 	fclose(file);
+	return model;
+}
+
+Model *
+state_load_stream(FILE *file, const char *name, GError **error)
+{
+	Loader ld;
+	gboolean ok;
+
+	g_return_val_if_fail(file != NULL, NULL);
+	g_return_val_if_fail(name != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	loader_init(&ld, name);
+	ok = load_stream(&ld, file, error);
 	return loader_finish(&ld, ok);
 }
 
@@ -1023,9 +1036,20 @@ state_save(Model *model, const char *path, GError **error)
 	if (g_mkdir_with_parents(dir, 0755) < 0)
 		return save_fail(error, path, "cannot create its directory", errno);
 
-	/* Beside the target, so the rename stays within one file system. */
-	tmp = g_strdup_printf("%s.XXXXXX", path);
-	fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0600);
+	/*
+	 * Beside the target, so the rename stays within one file system. The
+	 * name is fixed, not random: a save cut short by a crash or SIGKILL
+	 * leaves its temporary file behind, and with one name there is at
+	 * most one such file, which the next save removes, instead of one
+	 * more per crash. Only one process saves to a path (the daemon holds
+	 * "<path>.lock"). The unlink and O_EXCL make the file new, ours and
+	 * 0600 even if something else sits at that name; a symlink there is
+	 * removed, never followed.
+	 */
+	tmp = g_strconcat(path, STATE_TEMP_SUFFIX, NULL);
+	if (g_unlink(tmp) < 0 && errno != ENOENT)
+		return save_fail(error, path, "cannot remove the old temporary file", errno);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return save_fail(error, path, "cannot create a temporary file", errno);
 

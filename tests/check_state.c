@@ -539,6 +539,53 @@ START_TEST(test_save_rename_fails)
 }
 END_TEST
 
+/*
+ * A save killed between creating its temporary file and the rename
+ * leaves "<path>.new" behind. The next save must remove it and write a
+ * fresh 0600 file, so crashes never leave more than one such file.
+ */
+START_TEST(test_save_replaces_leftover_temp)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *temp = tmp_path("state" STATE_TEMP_SUFFIX);
+	struct stat st;
+
+	tu_write_file(temp, "PRELOAD-STATE\t1\t5\nMAP\t0\t");
+	ck_assert_int_eq(chmod(temp, 0644), 0);
+	ck_assert(state_save(model, path, &error));
+	ck_assert(!g_file_test(temp, G_FILE_TEST_EXISTS));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	loaded = state_load(path, &error);
+	ck_assert_ptr_nonnull(loaded);
+	ck_assert_int_eq(loaded->time, model->time);
+	assert_only_entry(tmpdir, "state");
+}
+END_TEST
+
+/* A symlink at the temporary name is removed, never written through. */
+START_TEST(test_save_temp_symlink_not_followed)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *temp = tmp_path("state" STATE_TEMP_SUFFIX);
+	g_autofree char *victim = tmp_path("victim");
+	g_autofree char *contents = NULL;
+
+	tu_write_file(victim, "keep me");
+	ck_assert_int_eq(symlink(victim, temp), 0);
+	ck_assert(state_save(model, path, &error));
+	ck_assert(g_file_get_contents(victim, &contents, NULL, NULL));
+	ck_assert_str_eq(contents, "keep me");
+	ck_assert(!g_file_test(temp, G_FILE_TEST_EXISTS));
+	ck_assert(!g_file_test(path, G_FILE_TEST_IS_SYMLINK));
+}
+END_TEST
+
 /* ---- loading ---- */
 
 START_TEST(test_load_missing_file)
@@ -1076,6 +1123,8 @@ state_suite(void)
 	tcase_add_test(tc, test_save_file_mode_and_no_leftovers);
 	tcase_add_test(tc, test_save_creates_directory);
 	tcase_add_test(tc, test_save_empty_model);
+	tcase_add_test(tc, test_save_replaces_leftover_temp);
+	tcase_add_test(tc, test_save_temp_symlink_not_followed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("save failures");
