@@ -12,7 +12,7 @@
  * No include guard: it is meant to be included several times.
  */
 
-CONF_INT(model, cycle, 20, 2, 3600, "seconds",
+CONF_INT(model, cycle, 20, 1, 3600, "seconds",
 	"How often preload scans the running processes and predicts. A scan "
 	"and prediction happen at the start of each cycle, the model update "
 	"and the readahead half a cycle later (to give new processes time to "

@@ -253,7 +253,14 @@ on_tick(gpointer user_data)
 	run_tick(d);
 	if (d->conf->doscan)
 		d->model->time += half;
-	d->cycle_source = g_timeout_add_seconds(half, on_update, d);
+	/*
+	 * A 1-second cycle has a half of 0 whole seconds (the model clock
+	 * counts whole seconds, so the update still adds the full second).
+	 * The processes just seen starting still get half a second to map
+	 * their libraries, instead of an update in the same breath.
+	 */
+	d->cycle_source = half ? g_timeout_add_seconds(half, on_update, d)
+			       : g_timeout_add(500, on_update, d);
 	return G_SOURCE_REMOVE;
 }
 
