@@ -568,7 +568,7 @@ START_TEST(test_template)
 
 	ck_assert_ptr_nonnull(strstr(text, "\n[model]\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\n[system]\n"));
-	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 2..3600.\ncycle = 20\n"));
+	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 1..3600.\ncycle = 20\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: true; either true or false.\nusecorrelation = true\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: 3; range: 0..3.\nsortstrategy = 3\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nmapprefix = /usr/;/lib;/var/cache/;!/\n"));
@@ -607,7 +607,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(cycle->type, "integer");
 	ck_assert_str_eq(cycle->unit, "seconds");
 	ck_assert_str_eq(cycle->default_text, "20");
-	ck_assert_int_eq(cycle->min, 2);
+	ck_assert_int_eq(cycle->min, 1);
 	ck_assert_int_eq(cycle->max, 3600);
 	ck_assert(strlen(cycle->doc) > 20);
 	usecorr = rows->pdata[1];
