@@ -44,7 +44,7 @@ main(int argc, char **argv)
 	start = now();
 	while ((t = now() - start) < seconds) {
 		/* Catch up to where the rate says we should be. */
-		while ((double)started < t * rate) {
+		while ((double)started < t * rate && now() - start < seconds) {
 			char *args[] = { argv[3 + started % (unsigned long)n_progs], NULL };
 			pid_t pid;
 
