@@ -325,11 +325,12 @@ reload(Daemon *d)
 	g_autoptr(GError) error = NULL;
 	Conf *conf;
 
-	g_message("SIGHUP: reloading the configuration and reopening the log");
+	/* Reopen first, so that after a logrotate this goes to the new file. */
 	if (!log_reopen(&error)) {
 		g_warning("cannot reopen the log: %s", error->message);
 		g_clear_error(&error);
 	}
+	g_message("SIGHUP: reopened the log, reloading the configuration");
 	/* Reload over the current values: a bad key keeps what it had. */
 	conf = load_conf(&d->opts, d->conf);
 	if (!conf) {
@@ -532,9 +533,13 @@ daemonize(gboolean keep_stderr, GError **error)
 static void
 set_idle_io_priority(void)
 {
-#ifdef SYS_ioprio_set
+#if defined(SYS_ioprio_set) && defined(SYS_ioprio_get)
 	const int who_process = 1, class_idle = 3, class_shift = 13;
+	long current = syscall(SYS_ioprio_get, who_process, 0);
 
+	/* An init system may have set it already (systemd's IOSchedulingClass). */
+	if (current >= 0 && (current >> class_shift) == class_idle)
+		return;
 	if (syscall(SYS_ioprio_set, who_process, 0, class_idle << class_shift) < 0)
 		g_info("cannot set the idle I/O class: %s, ignoring", g_strerror(errno));
 #endif
