@@ -240,6 +240,31 @@ START_TEST(test_bad_value_keeps_previous)
 }
 END_TEST
 
+/*
+ * conf_load_data() reads exactly `len` bytes: the buffer need not end in
+ * NUL, and what lies past len is not part of the file. Here the "9" after
+ * len would make cycle 79 and the "x" would make the next line garbage.
+ */
+START_TEST(test_load_data_respects_length)
+{
+	static const char text[] = "[model]\ncycle = 7\n[system]\nautosave = 120\n9x";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) conf = conf_new();
+
+	ck_assert(conf_load_data(conf, text, sizeof(text) - 3, "buffer", &error));
+	ck_assert_int_eq(conf->cycle, 7);
+	ck_assert_int_eq(conf->autosave, 120);
+
+	/* An empty file is no error and changes nothing (cycle stays 7). */
+	ck_assert(conf_load_data(conf, NULL, 0, "empty", &error));
+	ck_assert_int_eq(conf->cycle, 7);
+
+	/* A 1-second cycle is allowed: the soak and churn tests run at it. */
+	ck_assert(conf_load_data(conf, "[model]\ncycle=1", 16, "one", &error));
+	ck_assert_int_eq(conf->cycle, 1);
+}
+END_TEST
+
 START_TEST(test_values_are_trimmed)
 {
 	g_autoptr(GError) error = NULL;
@@ -1075,6 +1100,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_every_key);
 	tcase_add_loop_test(tc, test_bad_value_keeps_previous, 0, G_N_ELEMENTS(bad_values));
 	tcase_add_test(tc, test_values_are_trimmed);
+	tcase_add_test(tc, test_load_data_respects_length);
 	tcase_add_test(tc, test_processes_alias);
 	tcase_add_test(tc, test_processes_alias_bad_value);
 	tcase_add_test(tc, test_processes_alias_other_group);

@@ -738,6 +738,38 @@ START_TEST(test_load_valid_text)
 }
 END_TEST
 
+/*
+ * state_load_stream() is the loader without the file: the bytes of a
+ * valid file load to the same model from memory, and errors carry the
+ * name the caller gave.
+ */
+START_TEST(test_load_stream)
+{
+	g_autofree char *text = with_end(L_HDR L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1 L_MK, 0);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Model) model = NULL;
+	char bad[] = "PRELOAD-STATE\t1\t5\nMAP\tx\n";
+	FILE *file = fmemopen(text, strlen(text), "r");
+
+	ck_assert_ptr_nonnull(file);
+	model = state_load_stream(file, "in memory", &error);
+	fclose(file);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert_int_eq(model->time, 100);
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 2);
+	ck_assert_uint_eq(model->n_chains, 1);
+	g_clear_pointer(&model, model_free);
+
+	file = fmemopen(bad, strlen(bad), "r");
+	ck_assert_ptr_nonnull(file);
+	model = state_load_stream(file, "in memory", &error);
+	fclose(file);
+	ck_assert_ptr_null(model);
+	ck_assert_int_eq(error->code, STATE_ERROR_CORRUPT);
+	ck_assert_msg(g_str_has_prefix(error->message, "in memory:2: "), "%s", error->message);
+}
+END_TEST
+
 typedef struct {
 	const char *name;
 	const char *body;      /* the file before its END line */
@@ -1169,6 +1201,7 @@ state_suite(void)
 	tcase_add_test(tc, test_load_fifo);
 	tcase_add_test(tc, test_load_directory);
 	tcase_add_test(tc, test_load_valid_text);
+	tcase_add_test(tc, test_load_stream);
 	tcase_add_loop_test(tc, test_load_bad_file, 0, (int)G_N_ELEMENTS(bad_files));
 	tcase_add_test(tc, test_load_nul_byte);
 	tcase_add_test(tc, test_load_long_line);
