@@ -25,6 +25,17 @@
 
 static char *save_dir;
 
+static void
+remove_save_dir(void)
+{
+	g_autofree char *state = g_build_filename(save_dir, "state", NULL);
+	g_autofree char *temp = g_strconcat(state, STATE_TEMP_SUFFIX, NULL);
+
+	g_unlink(state);
+	g_unlink(temp);
+	g_rmdir(save_dir);
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -34,6 +45,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	save_dir = g_dir_make_tmp("fuzz-state-XXXXXX", NULL);
 	if (!save_dir)
 		abort();
+	atexit(remove_save_dir);
 	return 0;
 }
 
