@@ -105,11 +105,15 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
 	ck_assert_int_eq(conf->memcached, 0);
+	ck_assert_int_eq(conf->memavailable, 0);
 	ck_assert_int_eq(conf->doscan, TRUE);
 	ck_assert_int_eq(conf->dopredict, TRUE);
 	ck_assert_int_eq(conf->autosave, 3600);
 	ck_assert_int_eq(conf->maxprocs, 30);
 	ck_assert_int_eq(conf->sortstrategy, 3);
+	ck_assert_int_eq(conf->checkresidency, TRUE);
+	ck_assert_int_eq(conf->minavailable, 5);
+	ck_assert_int_eq(conf->maxpressure, 10);
 	assert_strv_eq(conf->mapprefix, default_mapprefix);
 	assert_strv_eq(conf->exeprefix, default_exeprefix);
 }
@@ -128,6 +132,7 @@ START_TEST(test_load_every_key)
 		"memtotal = -100\n"
 		"memfree = 100\n"
 		"memcached = 25\n"
+		"memavailable = -40\n"
 		"\n"
 		"[system]\n"
 		"doscan = 0\n"
@@ -136,7 +141,10 @@ START_TEST(test_load_every_key)
 		"mapprefix = /opt/ ; !/opt/secret/;\n"
 		"exeprefix =\n"
 		"maxprocs = 0\n"
-		"sortstrategy = 1\n");
+		"sortstrategy = 1\n"
+		"checkresidency = false\n"
+		"minavailable = 100\n"
+		"maxpressure = 0\n");
 	static const char *const want_map[] = { "/opt/", "!/opt/secret/", NULL };
 	static const char *const want_empty[] = { NULL };
 
@@ -148,6 +156,7 @@ START_TEST(test_load_every_key)
 	ck_assert_int_eq(conf->memtotal, -100);
 	ck_assert_int_eq(conf->memfree, 100);
 	ck_assert_int_eq(conf->memcached, 25);
+	ck_assert_int_eq(conf->memavailable, -40);
 	ck_assert_int_eq(conf->doscan, FALSE);
 	ck_assert_int_eq(conf->dopredict, FALSE);
 	ck_assert_int_eq(conf->autosave, 60);
@@ -155,6 +164,9 @@ START_TEST(test_load_every_key)
 	assert_strv_eq(conf->exeprefix, want_empty);
 	ck_assert_int_eq(conf->maxprocs, 0);
 	ck_assert_int_eq(conf->sortstrategy, 1);
+	ck_assert_int_eq(conf->checkresidency, FALSE);
+	ck_assert_int_eq(conf->minavailable, 100);
+	ck_assert_int_eq(conf->maxpressure, 0);
 	ck_assert_uint_eq(captured->len, 0);
 }
 END_TEST
@@ -196,6 +208,14 @@ static const struct {
 	  "[system] maxprocs = '-1' is invalid: out of range (allowed 0..1024 threads); keeping 2" },
 	{ "system", "sortstrategy = 4",
 	  "[system] sortstrategy = '4' is invalid: out of range (allowed 0..3); keeping 0" },
+	{ "model", "memavailable = -101",
+	  "[model] memavailable = '-101' is invalid: out of range (allowed -100..100 percent); keeping -7" },
+	{ "system", "minavailable = -1",
+	  "[system] minavailable = '-1' is invalid: out of range (allowed 0..100 percent); keeping 3" },
+	{ "system", "maxpressure = 101",
+	  "[system] maxpressure = '101' is invalid: out of range (allowed 0..100 percent); keeping 20" },
+	{ "system", "checkresidency = yes",
+	  "[system] checkresidency = 'yes' is invalid: not a boolean (allowed true, false, 1 or 0); keeping false" },
 	{ "system", "mapprefix = /usr/\\x",
 	  "[system] mapprefix = '/usr/\\x' is invalid: a bad '\\' escape, or not UTF-8 "
 	  "(allowed a ';'-separated list of path prefixes); keeping '/srv/;!/'" },
@@ -217,6 +237,10 @@ START_TEST(test_bad_value_keeps_previous)
 	conf->usecorrelation = FALSE;
 	conf->maxprocs = 2;
 	conf->sortstrategy = 0;
+	conf->memavailable = -7;
+	conf->minavailable = 3;
+	conf->maxpressure = 20;
+	conf->checkresidency = FALSE;
 	g_strfreev(conf->mapprefix);
 	conf->mapprefix = g_strsplit("/srv/;!/", ";", -1);
 
@@ -509,6 +533,7 @@ static const char default_dump[] =
 	"memtotal = -10\n"
 	"memfree = 50\n"
 	"memcached = 0\n"
+	"memavailable = 0\n"
 	"\n"
 	"[system]\n"
 	"doscan = true\n"
@@ -517,7 +542,10 @@ static const char default_dump[] =
 	"mapprefix = /usr/;/lib;/var/cache/;!/\n"
 	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
 	"maxprocs = 30\n"
-	"sortstrategy = 3\n";
+	"sortstrategy = 3\n"
+	"checkresidency = true\n"
+	"minavailable = 5\n"
+	"maxpressure = 10\n";
 
 START_TEST(test_dump_defaults)
 {
@@ -599,10 +627,10 @@ END_TEST
 START_TEST(test_describe)
 {
 	g_autoptr(GPtrArray) rows = conf_describe();
-	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort;
+	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure;
 
-	/* 6 keys in [model], 7 in [system] */
-	ck_assert_uint_eq(rows->len, 13);
+	/* 7 keys in [model], 10 in [system] */
+	ck_assert_uint_eq(rows->len, 17);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -615,14 +643,25 @@ START_TEST(test_describe)
 	usecorr = rows->pdata[1];
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
-	mapprefix = rows->pdata[9];
+	mapprefix = rows->pdata[10];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[12];
+	sort = rows->pdata[13];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
+	avail = rows->pdata[6];
+	ck_assert_str_eq(avail->key, "memavailable");
+	ck_assert_str_eq(avail->default_text, "0");
+	ck_assert_int_eq(avail->min, -100);
+	ck_assert_int_eq(avail->max, 100);
+	pressure = rows->pdata[16];
+	ck_assert_str_eq(pressure->key, "maxpressure");
+	ck_assert_str_eq(pressure->unit, "percent");
+	ck_assert_str_eq(pressure->default_text, "10");
+	ck_assert_int_eq(pressure->min, 0);
+	ck_assert_int_eq(pressure->max, 100);
 }
 END_TEST
 
