@@ -33,7 +33,6 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -74,6 +73,7 @@ typedef struct Daemon {
 
 	/* last prediction, for the dump */
 	ProcMemstat mem;
+	gboolean idle_class;     /* the process runs in the idle I/O class */
 	guint64 budget_kb;
 	guint selected_maps;
 	guint64 selected_kb;
@@ -138,10 +138,18 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	Daemon *d = user_data;
 
 	d->last_readahead = *stats;
-	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB, "
-		"%u failed, %u skipped, %" G_GUINT64_FORMAT " calls",
-		stats->requests, stats->files, stats->bytes / 1024,
-		stats->failed, stats->skipped, stats->syscalls);
+	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB requested in %"
+		G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT " KB already cached (%u ranges "
+		"whole, %" G_GUINT64_FORMAT " probes), %u failed, %u skipped",
+		stats->requests, stats->files, stats->bytes / 1024, stats->syscalls,
+		stats->resident_bytes / 1024, stats->resident_ranges, stats->probes,
+		stats->failed, stats->skipped);
+	/* Once: the class is the process's, it does not come back by itself. */
+	if (stats->threads_not_idle > 0 && d->idle_class) {
+		g_info("readahead: %u of %u threads were not in the idle I/O class",
+		       stats->threads_not_idle, stats->threads);
+		d->idle_class = FALSE;
+	}
 }
 
 static void
@@ -174,6 +182,7 @@ predict_and_readahead(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) selected = NULL;
+	ReadaheadOptions options = { 0 };
 	GArray *requests;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
@@ -194,8 +203,10 @@ predict_and_readahead(Daemon *d)
 
 		readahead_requests_add(requests, map->path, map->offset, map->length);
 	}
-	if (!readahead_start(requests, (int)d->conf->sortstrategy, (int)d->conf->maxprocs,
-			     readahead_done, d))
+	options.strategy = (int)d->conf->sortstrategy;
+	options.maxprocs = (int)d->conf->maxprocs;
+	options.check_residency = d->conf->checkresidency;
+	if (!readahead_start(requests, &options, readahead_done, d))
 		g_info("the previous readahead is still running, skipping this cycle's");
 }
 
@@ -367,8 +378,10 @@ dump(Daemon *d)
 	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
 		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
 	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
-		  " KB, %u failed, %u skipped",
-		  ra->requests, ra->files, ra->bytes / 1024, ra->failed, ra->skipped);
+		  " KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
+		  " KB already cached (%u ranges whole), %u failed, %u skipped",
+		  ra->requests, ra->files, ra->bytes / 1024, ra->syscalls,
+		  ra->resident_bytes / 1024, ra->resident_ranges, ra->failed, ra->skipped);
 
 	g_hash_table_iter_init(&iter, d->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -518,21 +531,6 @@ daemonize(gboolean keep_stderr, GError **error)
 	return TRUE;
 }
 
-/*
- * Prefetching must yield to every other reader: the idle I/O class, set
- * on the process before any thread exists so all threads inherit it.
- */
-static void
-set_idle_io_priority(void)
-{
-#ifdef SYS_ioprio_set
-	const int who_process = 1, class_idle = 3, class_shift = 13;
-
-	if (syscall(SYS_ioprio_set, who_process, 0, class_idle << class_shift) < 0)
-		g_info("cannot set the idle I/O class: %s, ignoring", g_strerror(errno));
-#endif
-}
-
 static void
 apply_nice(int increment)
 {
@@ -614,7 +612,15 @@ main(int argc, char **argv)
 		goto out;
 	}
 	apply_nice(d->opts.nice);
-	set_idle_io_priority();
+	/*
+	 * Prefetching must yield to every other reader: the idle I/O class,
+	 * set before any thread exists so that all threads inherit it.
+	 */
+	d->idle_class = readahead_set_idle_class(&error);
+	if (!d->idle_class) {
+		g_info("%s, ignoring", error->message);
+		g_clear_error(&error);
+	}
 
 	d->model = load_state(d->opts.statefile);
 	d->spy = spy_new();
