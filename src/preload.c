@@ -73,6 +73,9 @@ typedef struct Daemon {
 
 	/* last prediction, for the dump */
 	ProcMemstat mem;
+	gboolean have_pressure;  /* pressure holds this cycle's PSI figure */
+	ProcPressure pressure;
+	ProphetPause pause;      /* why prefetching is held back, or PROPHET_PREFETCH */
 	gboolean idle_class;     /* the process runs in the idle I/O class */
 	guint64 budget_kb;
 	guint selected_maps;
@@ -152,6 +155,37 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	}
 }
 
+/*
+ * Decides whether this cycle may prefetch, and logs only the changes:
+ * one line when prefetching pauses, one when it resumes.
+ */
+static void
+update_pause(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *why = NULL;
+	ProphetPause pause;
+
+	d->have_pressure = FALSE;
+	if (d->conf->maxpressure > 0) {
+		if (proc_get_memory_pressure(&d->pressure, &error))
+			d->have_pressure = TRUE;
+		else if (!g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE))
+			g_debug("cannot read the memory pressure: %s, ignoring", error->message);
+	}
+	pause = prophet_pause(d->conf, &d->mem, d->have_pressure ? &d->pressure : NULL);
+	if (pause == d->pause)
+		return;
+	if (pause != PROPHET_PREFETCH) {
+		why = prophet_pause_describe(pause, d->conf);
+		if (d->pause == PROPHET_PREFETCH)
+			g_info("prefetching paused: %s", why);
+	} else {
+		g_info("prefetching resumed: memory is available again");
+	}
+	d->pause = pause;
+}
+
 static void
 log_predictions(const Daemon *d, GPtrArray *selected)
 {
@@ -189,12 +223,14 @@ predict_and_readahead(Daemon *d)
 		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
 		return;
 	}
+	update_pause(d);
+	/* Predicted even while paused, so that the dump shows what would be read. */
 	prophet_score(d->model, d->conf);
 	d->budget_kb = prophet_budget_kb(d->conf, &d->mem);
 	selected = prophet_select(d->model, d->budget_kb, &d->selected_kb);
 	d->selected_maps = selected->len;
 	log_predictions(d, selected);
-	if (selected->len == 0)
+	if (selected->len == 0 || d->pause != PROPHET_PREFETCH)
 		return;
 
 	requests = readahead_requests_new();
@@ -375,6 +411,18 @@ dump(Daemon *d)
 	g_message("memory: total %" G_GUINT64_FORMAT " KB, free %" G_GUINT64_FORMAT
 		  " KB, cached %" G_GUINT64_FORMAT " KB, available %" G_GUINT64_FORMAT " KB",
 		  d->mem.total, d->mem.free, d->mem.cached, d->mem.available);
+	if (d->have_pressure)
+		g_message("memory pressure: some avg10 %u.%02u%%",
+			  d->pressure.some_avg10 / 100, d->pressure.some_avg10 % 100);
+	else
+		g_message("memory pressure: %s", d->conf->maxpressure > 0 ? "not available" : "not read");
+	if (d->pause != PROPHET_PREFETCH) {
+		g_autofree char *why = prophet_pause_describe(d->pause, d->conf);
+
+		g_message("prefetching: paused, %s", why);
+	} else {
+		g_message("prefetching: active, %s I/O class", d->idle_class ? "idle" : "NOT the idle");
+	}
 	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
 		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
 	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
