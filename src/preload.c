@@ -365,11 +365,12 @@ reload(Daemon *d)
 	g_autoptr(GError) error = NULL;
 	Conf *conf;
 
-	g_message("SIGHUP: reloading the configuration and reopening the log");
+	/* Reopen first, so that after a logrotate this goes to the new file. */
 	if (!log_reopen(&error)) {
 		g_warning("cannot reopen the log: %s", error->message);
 		g_clear_error(&error);
 	}
+	g_message("SIGHUP: reopened the log, reloading the configuration");
 	/* Reload over the current values: a bad key keeps what it had. */
 	conf = load_conf(&d->opts, d->conf);
 	if (!conf) {

@@ -863,22 +863,6 @@ find_missing(const Batch *batch, int fd, const char *path, const struct stat *st
 
 /* ---- I/O priority ---- */
 
-gboolean
-readahead_set_idle_class(GError **error)
-{
-#ifdef SYS_ioprio_set
-	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
-		    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) == 0)
-		return TRUE;
-	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-		    "cannot set the idle I/O class: %s", g_strerror(errno));
-#else
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
-		    "cannot set the idle I/O class: not supported on this system");
-#endif
-	return FALSE;
-}
-
 /* Whether the calling thread is in the idle I/O class (IOPRIO_WHO_PROCESS, 0: this thread). */
 static gboolean
 thread_is_idle_class(void)
@@ -890,6 +874,29 @@ thread_is_idle_class(void)
 #else
 	return FALSE;
 #endif
+}
+
+gboolean
+readahead_set_idle_class(GError **error)
+{
+	/*
+	 * An init system may have set it already (systemd's
+	 * IOSchedulingClass=idle), and may forbid setting it again
+	 * (@resources denied): nothing to do then.
+	 */
+	if (thread_is_idle_class())
+		return TRUE;
+#ifdef SYS_ioprio_set
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) == 0)
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "cannot set the idle I/O class: %s", g_strerror(errno));
+#else
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
+		    "cannot set the idle I/O class: not supported on this system");
+#endif
+	return FALSE;
 }
 
 /* The batch a thread last read for: its I/O class is checked once per batch. */

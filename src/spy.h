@@ -46,6 +46,14 @@ void spy_free(Spy *spy);
 /* Replaces the maps source (NULL restores /proc). */
 void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
 
+/*
+ * Whether a mapped file may be learned. The default (NULL) requires a
+ * regular file at the path now (lstat); the replay tool, whose traces
+ * name files of another machine, accepts every path.
+ */
+typedef gboolean (*SpyFileCheckFunc)(const char *path, gpointer user_data);
+void spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data);
+
 /* The scan, in three steps; spy_scan() does all three on /proc. */
 void spy_begin_scan(Spy *spy, Model *model, gint64 now);
 /* One process; raw_exe is the /proc/PID/exe link as read. */
