@@ -8,6 +8,7 @@
  *   CONF_INT  (group, key, default, min, max, unit, doc)
  *   CONF_BOOL (group, key, default, doc)
  *   CONF_LIST (group, key, default, doc)   ';'-separated path prefixes
+ *   CONF_STRING (group, key, default, doc) a path; "" means off
  *
  * No include guard: it is meant to be included several times.
  */
@@ -100,3 +101,9 @@ CONF_INT(system, maxpressure, 10, 0, 100, "percent",
 	"the share of the last 10 seconds in which some task waited for "
 	"memory. Kernels without pressure information (before 4.20, or booted "
 	"with psi=0) are judged by minavailable alone. 0 turns the check off.")
+
+CONF_STRING(system, tracefile, "",
+	"Record what each scan observes (running executables, the maps of new "
+	"ones, the memory figures) to this file, for preload-replay(1) and "
+	"benchmarks; see doc/trace-format.md. The file is rewritten when the "
+	"daemon starts. Empty: no trace. The --trace option overrides it.")

@@ -45,6 +45,7 @@
 #include "readahead.h"
 #include "spy.h"
 #include "state.h"
+#include "trace.h"
 
 /* Exit codes an init system can act on (see preload(8)). */
 enum {
@@ -63,6 +64,7 @@ typedef struct Daemon {
 	Conf *conf;
 	Model *model;
 	Spy *spy;
+	TraceWriter *trace;      /* NULL unless recording a trace */
 	GMainLoop *loop;
 
 	guint cycle_source;      /* the pending tick or update timer */
@@ -265,14 +267,69 @@ run_update(Daemon *d)
 	d->cycles++;
 }
 
-/* First half of a cycle: scan. */
+/* A trace that cannot be written is given up, once, with a warning. */
+static void
+stop_trace(Daemon *d, const GError *error)
+{
+	if (!d->trace)
+		return;
+	if (error)
+		g_warning("stopped recording the trace: %s", error->message);
+	trace_writer_detach(d->trace, d->spy);
+	g_clear_pointer(&d->trace, trace_writer_free);
+}
+
+static void
+start_trace(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	const char *path = d->opts.tracefile ? d->opts.tracefile : d->conf->tracefile;
+
+	if (!path || !*path)
+		return;
+	d->trace = trace_writer_open(path, d->conf->cycle, &error);
+	/* The exes already known must be in the trace, or a replay never admits them. */
+	if (d->trace && trace_writer_known_maps(d->trace, d->model, &error)) {
+		trace_writer_attach(d->trace, d->spy, spy_proc_maps, NULL);
+		g_message("recording a trace to %s", path);
+		return;
+	}
+	g_warning("cannot record a trace: %s", error->message);
+	g_clear_pointer(&d->trace, trace_writer_free);
+}
+
+static void
+close_trace(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!d->trace)
+		return;
+	trace_writer_detach(d->trace, d->spy);
+	if (!trace_writer_close(g_steal_pointer(&d->trace), &error))
+		g_warning("cannot finish the trace: %s", error->message);
+}
+
+/* First half of a cycle: scan (and record it). */
 static void
 run_tick(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 
-	if (d->conf->doscan && !spy_scan(d->spy, d->model, d->conf, d->model->time, &error))
+	if (!d->conf->doscan)
+		return;
+	if (!spy_scan(d->spy, d->model, d->conf, d->model->time, &error)) {
 		g_warning("scan failed: %s", error->message);
+		return;
+	}
+	if (d->trace) {
+		ProcMemstat mem;
+		gboolean have_mem = proc_get_memstat(&mem, NULL);
+
+		if (!trace_writer_scan_model(d->trace, d->model, d->model->time,
+					     have_mem ? &mem : NULL, &error))
+			stop_trace(d, error);
+	}
 }
 
 static gboolean
@@ -673,6 +730,7 @@ main(int argc, char **argv)
 
 	d->model = load_state(d->opts.statefile);
 	d->spy = spy_new();
+	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
 		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
 
@@ -686,6 +744,7 @@ main(int argc, char **argv)
 		g_main_loop_run(d->loop);
 		readahead_wait();
 	}
+	close_trace(d);
 	if (d->model->dirty || d->opts.once)
 		save_state(d);
 	g_message("preload stopped");

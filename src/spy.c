@@ -70,9 +70,9 @@ new_exe_free(gpointer data)
  * be the exe's. Every process maps its own executable, so maps without it
  * count as "gone" and the exe is tried again when next seen.
  */
-static gboolean
-proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
-		 gpointer user_data, GError **error)
+gboolean
+spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+	      gpointer user_data, GError **error)
 {
 	guint first = maps->len;
 
@@ -112,7 +112,7 @@ spy_new(void)
 {
 	Spy *spy = g_new0(Spy, 1);
 
-	spy->maps_func = proc_maps_source;
+	spy->maps_func = spy_proc_maps;
 	spy->file_check = lstat_is_regular;
 	spy->scan_time = -1;
 	spy->seen = g_hash_table_new(NULL, NULL);
@@ -141,7 +141,7 @@ spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data)
 {
 	g_return_if_fail(spy != NULL);
 
-	spy->maps_func = func ? func : proc_maps_source;
+	spy->maps_func = func ? func : spy_proc_maps;
 	spy->maps_data = func ? user_data : NULL;
 }
 

@@ -43,7 +43,14 @@ typedef gboolean (*SpyMapsFunc)(pid_t pid, const char *exe_path, GArray *maps,
 Spy *spy_new(void);
 void spy_free(Spy *spy);
 
-/* Replaces the maps source (NULL restores /proc). */
+/*
+ * The default maps source: /proc/PID/maps, counted as gone unless it
+ * includes exe_path itself (the process exited or its pid was reused).
+ */
+gboolean spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+		       gpointer user_data, GError **error);
+
+/* Replaces the maps source (NULL restores spy_proc_maps). */
 void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
 
 /*

@@ -545,7 +545,8 @@ static const char default_dump[] =
 	"sortstrategy = 3\n"
 	"checkresidency = true\n"
 	"minavailable = 5\n"
-	"maxpressure = 10\n";
+	"maxpressure = 10\n"
+	"tracefile = \n";
 
 START_TEST(test_dump_defaults)
 {
@@ -624,13 +625,37 @@ START_TEST(test_template)
 }
 END_TEST
 
+/* A string key: kept as written (trimmed), escapes decoded, dumped back. */
+START_TEST(test_string_key)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) conf = conf_new();
+	g_autoptr(Conf) again = conf_new();
+	g_autofree char *path = write_conf("string.conf",
+		"[system]\ntracefile =  /var/tmp/a b;c\\tx.trace  \n");
+	g_autofree char *dump = NULL;
+	g_autofree char *dump_path = NULL;
+
+	ck_assert_str_eq(conf->tracefile, "");
+	ck_assert(conf_load(conf, path, &error));
+	/* "\t" in the file is a tab; ';' is no separator in a string. */
+	ck_assert_str_eq(conf->tracefile, "/var/tmp/a b;c\tx.trace");
+	dump = conf_dump(conf);
+	ck_assert_ptr_nonnull(strstr(dump, "\ntracefile = /var/tmp/a b;c\\tx.trace\n"));
+	dump_path = write_conf("dump.conf", dump);
+	ck_assert(conf_load(again, dump_path, &error));
+	ck_assert_str_eq(again->tracefile, conf->tracefile);
+	ck_assert_uint_eq(captured->len, 0);
+}
+END_TEST
+
 START_TEST(test_describe)
 {
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure;
 
-	/* 7 keys in [model], 10 in [system] */
-	ck_assert_uint_eq(rows->len, 17);
+	/* 7 keys in [model], 11 in [system] */
+	ck_assert_uint_eq(rows->len, 18);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -1129,6 +1154,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_dump_defaults);
 	tcase_add_test(tc, test_dump_round_trip);
 	tcase_add_test(tc, test_template);
+	tcase_add_test(tc, test_string_key);
 	tcase_add_test(tc, test_describe);
 	suite_add_tcase(s, tc);
 
