@@ -494,6 +494,7 @@ typedef struct {
 typedef struct {
 	guint first;
 	guint count;
+	gboolean resident;      /* found wholly cached: nothing to read */
 } Group;
 
 static void batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
@@ -1022,6 +1023,49 @@ pool_worker(gpointer data, gpointer user_data)
 	read_group(user_data, data);
 }
 
+/*
+ * Whether every range of the group is already cached, by one cachestat()
+ * per range from the batch thread. In steady state nearly every group is,
+ * and then no worker thread needs to start at all. Anything less certain
+ * (an odd file, no cachestat) is left to read_group(), which reports it.
+ */
+static gboolean
+group_is_resident(Batch *batch, Group *group)
+{
+	const ReadaheadRequest *reqs = batch->reqs + group->first;
+	ReadaheadStats local = { 0 };
+	struct stat st;
+	int fd, err;
+
+	if (!batch->check_residency || open_regular(reqs[0].path, &fd, &st, &err) != OPEN_OK)
+		return FALSE;
+	for (guint i = 0; i < group->count; i++) {
+		guint64 size = (guint64)st.st_size, length;
+
+		if (reqs[i].offset >= size) {
+			local.skipped++;
+			continue;
+		}
+		length = MIN(reqs[i].length, size - reqs[i].offset);
+		if (length > 0 && cachestat_probe(fd, &st, reqs[i].offset, length, &local) != RESIDENT_ALL) {
+			(void)close(fd);
+			return FALSE;
+		}
+		local.resident_bytes += length;
+		local.resident_ranges++;
+	}
+	(void)close(fd);
+
+	g_mutex_lock(&batch->lock);
+	g_hash_table_add(batch->opened, (gpointer)reqs[0].path);
+	batch->stats.skipped += local.skipped;
+	batch->stats.resident_bytes += local.resident_bytes;
+	batch->stats.resident_ranges += local.resident_ranges;
+	batch->stats.probes += local.probes;
+	g_mutex_unlock(&batch->lock);
+	return TRUE;
+}
+
 ReadaheadStats
 readahead_run(GArray *requests, const ReadaheadOptions *options)
 {
@@ -1029,7 +1073,7 @@ readahead_run(GArray *requests, const ReadaheadOptions *options)
 	ReadaheadStats stats = { 0 };
 	GThreadPool *pool = NULL;
 	Batch batch = { 0 };
-	guint i, start;
+	guint i, start, to_read = 0;
 	int maxprocs;
 
 	g_return_val_if_fail(requests != NULL, stats);
@@ -1053,7 +1097,7 @@ readahead_run(GArray *requests, const ReadaheadOptions *options)
 
 	groups = g_array_new(FALSE, FALSE, sizeof(Group));
 	for (start = 0; start < requests->len; start = i) {
-		Group group = { start, 0 };
+		Group group = { start, 0, FALSE };
 
 		for (i = start + 1; i < requests->len; i++)
 			if (strcmp(batch.reqs[i].path, batch.reqs[start].path) != 0)
@@ -1062,9 +1106,17 @@ readahead_run(GArray *requests, const ReadaheadOptions *options)
 		g_array_append_val(groups, group);
 	}
 
-	if (maxprocs > 1 && groups->len > 1) {
+	for (i = 0; i < groups->len; i++) {
+		Group *group = &g_array_index(groups, Group, i);
+
+		group->resident = group_is_resident(&batch, group);
+		if (!group->resident)
+			to_read++;
+	}
+
+	if (maxprocs > 1 && to_read > 1) {
 		g_autoptr(GError) error = NULL;
-		int threads = (int)MIN((guint)maxprocs, groups->len);
+		int threads = (int)MIN((guint)maxprocs, to_read);
 
 		pool = g_thread_pool_new(pool_worker, &batch, threads, TRUE, &error);
 		if (!pool)
@@ -1074,6 +1126,8 @@ readahead_run(GArray *requests, const ReadaheadOptions *options)
 	for (i = 0; i < groups->len; i++) {
 		Group *group = &g_array_index(groups, Group, i);
 
+		if (group->resident)
+			continue;
 		/* The pool's queue is FIFO, so the disk still sees the sorted order. */
 		if (pool)
 			g_thread_pool_push(pool, group, NULL);

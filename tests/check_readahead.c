@@ -911,6 +911,37 @@ START_TEST(test_residency_cached_range_is_skipped)
 }
 END_TEST
 
+/*
+ * A batch whose files are all cached starts no worker thread: the batch
+ * thread's cachestat() pre-pass settles every file. Five files of 64 KiB
+ * with maxprocs 4: 0 threads, 0 readahead calls, 5 * 65536 bytes found.
+ */
+START_TEST(test_residency_cached_batch_starts_no_thread)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	const guint64 size = 64 * 1024;
+	ReadaheadStats stats;
+
+	for (guint i = 0; i < 5; i++) {
+		g_autofree char *name = g_strdup_printf("warm%u", i);
+		g_autofree char *path = in_dir(name);
+
+		write_sized(path, size);
+		cache_all(path, size);
+		readahead_requests_add(reqs, path, 0, size);
+	}
+	stats = readahead_run(reqs, OPTS_CHECK(SORT_PATH, 4));
+	ck_assert_uint_eq(stats.files, 5);
+	ck_assert_uint_eq(stats.syscalls, 0);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.resident_bytes, 5 * size);
+	ck_assert_uint_eq(stats.resident_ranges, 5);
+	/* With cachestat the pre-pass decides; without it mincore runs in workers. */
+	if (stats.probes == 5)
+		ck_assert_uint_eq(stats.threads, 0);
+}
+END_TEST
+
 START_TEST(test_residency_evicted_is_read_whole)
 {
 	g_autofree char *f = in_dir("evicted");
@@ -1475,6 +1506,7 @@ readahead_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_residency_cached_range_is_skipped);
+	tcase_add_test(tc, test_residency_cached_batch_starts_no_thread);
 	tcase_add_test(tc, test_residency_evicted_is_read_whole);
 	tcase_add_test(tc, test_residency_off_requests_everything);
 	tcase_add_test(tc, test_residency_half_read);
