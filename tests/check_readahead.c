@@ -1502,7 +1502,15 @@ readahead_suite(void)
 	tcase_add_test(tc, test_run_tmpfs_falls_back);
 	suite_add_tcase(s, tc);
 
+	/*
+	 * Tagged "kernel": these measure the page cache, cachestat(2) and the
+	 * threads' I/O class, which valgrind emulates differently (it knows
+	 * no cachestat), and they expect a fresh process per test (CK_FORK)
+	 * for the worker threads. The valgrind run in CI excludes the tag;
+	 * every other run, ASan included, has them.
+	 */
 	tc = tcase_create("residency");
+	tcase_set_tags(tc, "kernel");
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_residency_cached_range_is_skipped);
@@ -1519,6 +1527,7 @@ readahead_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("io-class");
+	tcase_set_tags(tc, "kernel");
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_idle_class_reaches_workers);
