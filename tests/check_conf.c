@@ -517,7 +517,12 @@ static const char default_dump[] =
 	"mapprefix = /usr/;/lib;/var/cache/;!/\n"
 	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
 	"maxprocs = 30\n"
-	"sortstrategy = 3\n";
+	"sortstrategy = 3\n"
+	"learnreads = true\n"
+	"learnexec = true\n"
+	"startupwindow = 5\n"
+	"maxreadfiles = 256\n"
+	"maxreadkb = 65536\n";
 
 START_TEST(test_dump_defaults)
 {
@@ -599,10 +604,10 @@ END_TEST
 START_TEST(test_describe)
 {
 	g_autoptr(GPtrArray) rows = conf_describe();
-	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort;
+	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *window;
 
-	/* 6 keys in [model], 7 in [system] */
-	ck_assert_uint_eq(rows->len, 13);
+	/* 6 keys in [model], 12 in [system] */
+	ck_assert_uint_eq(rows->len, 18);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -623,6 +628,11 @@ START_TEST(test_describe)
 	sort = rows->pdata[12];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
+	window = rows->pdata[15];
+	ck_assert_str_eq(window->key, "startupwindow");
+	ck_assert_str_eq(window->unit, "seconds");
+	ck_assert_int_eq(window->min, 1);
+	ck_assert_int_eq(window->max, 600);
 }
 END_TEST
 

@@ -149,6 +149,8 @@ grep -q "cannot load state" "$work/log" || fail "no warning about the corrupt st
 echo "ok 3 - a corrupt state file is moved aside and replaced"
 
 # ---- 4. a second daemon on the same state refuses to start ----
+# A fresh log: the "started" line of test 3 must not pass for this daemon's.
+: > "$work/log"
 start_daemon
 "$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log2" --once
 status=$?
