@@ -508,21 +508,20 @@ add_saturating(guint64 a, guint64 b)
 
 void
 exe_hits_add(ExeHits *hits, guint64 bytes, guint64 prefetched,
-	     gboolean probed, guint64 resident)
+	     guint64 probed, guint64 resident)
 {
 	g_return_if_fail(hits != NULL);
 
-	/* A part cannot exceed the whole; a caller's rounding must not make it. */
+	/* A part cannot exceed its whole; a caller's rounding must not make it. */
 	prefetched = MIN(prefetched, bytes);
-	resident = MIN(resident, bytes);
+	probed = MIN(probed, bytes);
+	resident = MIN(resident, probed);
 
 	hits->checks = add_saturating(hits->checks, 1);
 	hits->bytes = add_saturating(hits->bytes, bytes);
 	hits->prefetched = add_saturating(hits->prefetched, prefetched);
-	if (probed) {
-		hits->probed = add_saturating(hits->probed, bytes);
-		hits->resident = add_saturating(hits->resident, resident);
-	}
+	hits->probed = add_saturating(hits->probed, probed);
+	hits->resident = add_saturating(hits->resident, resident);
 }
 
 double

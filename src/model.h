@@ -59,7 +59,8 @@ typedef struct ExeMap {
  * daemon measures its learned set (every map it uses) and adds it here.
  * bytes/prefetched counts every measured start; probed/resident only the
  * starts seen as they happened (exec events), when the page cache could be
- * asked before the program loaded anything.
+ * asked before the program loaded anything, and only the files whose
+ * residency the kernel would tell.
  */
 typedef struct ExeHits {
 	guint64 starts;       /* starts seen */
@@ -200,12 +201,13 @@ void model_account(Model *model, gint64 now);
 
 /*
  * Adds one measured start to hits: `bytes` of the learned set, of which
- * `prefetched` were in the last prefetch; when `probed` is TRUE the page
- * cache was asked too and `resident` of the bytes were resident. Parts
- * larger than the whole are clamped to it; counters saturate.
+ * `prefetched` were in the last prefetch and `probed` could be looked up
+ * in the page cache (0 if it was not asked), of which `resident` were
+ * resident. Parts larger than their whole are clamped to it; counters
+ * saturate.
  */
 void exe_hits_add(ExeHits *hits, guint64 bytes, guint64 prefetched,
-		  gboolean probed, guint64 resident);
+		  guint64 probed, guint64 resident);
 /* resident / probed and prefetched / bytes as fractions; 0 when nothing was measured. */
 double exe_hits_resident_ratio(const ExeHits *hits);
 double exe_hits_prefetched_ratio(const ExeHits *hits);

@@ -321,11 +321,11 @@ on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 		exe->hits.starts++;
 		if (exe->hits_checked_at == 0 ||
 		    now - exe->hits_checked_at >= d->conf->cycle * G_USEC_PER_SEC) {
-			guint64 bytes, prefetched, resident;
+			guint64 bytes, prefetched, probed, resident;
 
 			watch_measure_exe(exe, d->model->prefetch_seq, TRUE, &bytes, &prefetched,
-					  &resident);
-			exe_hits_add(&exe->hits, bytes, prefetched, TRUE, resident);
+					  &probed, &resident);
+			exe_hits_add(&exe->hits, bytes, prefetched, probed, resident);
 			exe->hits_checked_at = now;
 		}
 		d->model->dirty = TRUE;

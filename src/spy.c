@@ -454,7 +454,7 @@ count_start(Model *model, Exe *exe)
 			prefetched += map->length;
 	}
 	exe->hits.starts++;
-	exe_hits_add(&exe->hits, bytes, prefetched, FALSE, 0);
+	exe_hits_add(&exe->hits, bytes, prefetched, 0, 0);
 }
 
 void

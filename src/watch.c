@@ -520,7 +520,21 @@ page_size(void)
 	return size;
 }
 
-static gboolean
+typedef enum {
+	PROBE_OK,
+	PROBE_UNSUPPORTED,    /* ask mincore() instead */
+	PROBE_DENIED,         /* no truthful answer for this file */
+} ProbeResult;
+
+/*
+ * Both cachestat() and mincore() only tell the truth about a file the
+ * caller owns or may write (or with CAP_FOWNER): for any other file the
+ * kernel refuses cachestat() with EPERM and makes mincore() report every
+ * page resident, so as not to leak another user's access pattern. A
+ * daemon confined to a few capabilities meets such files (another user's,
+ * under a prefix that accepts /home); they are left out of the probe.
+ */
+static ProbeResult
 resident_cachestat(int fd, guint64 offset, guint64 length, guint64 *ret_bytes)
 {
 #ifdef SYS_cachestat
@@ -530,19 +544,21 @@ resident_cachestat(int fd, guint64 offset, guint64 length, guint64 *ret_bytes)
 	struct watch_cachestat cs;
 
 	if (works == 0)
-		return FALSE;
+		return PROBE_UNSUPPORTED;
 	memset(&cs, 0, sizeof(cs));
 	if (syscall(SYS_cachestat, fd, &range, &cs, 0) != 0) {
-		if (errno == ENOSYS || errno == EPERM)
+		if (errno == EPERM)
+			return PROBE_DENIED;
+		if (errno == ENOSYS)
 			works = 0;
-		return FALSE;
+		return PROBE_UNSUPPORTED;
 	}
 	works = 1;
 	*ret_bytes = MIN(cs.nr_cache * page_size(), length);
-	return TRUE;
+	return PROBE_OK;
 #else
 	(void)fd; (void)offset; (void)length; (void)ret_bytes;
-	return FALSE;
+	return PROBE_UNSUPPORTED;
 #endif
 }
 
@@ -586,8 +602,15 @@ watch_resident_bytes(int fd, guint64 offset, guint64 length, guint64 *ret_bytes)
 		return TRUE;
 	if (length > G_MAXUINT64 - offset)
 		return FALSE;
-	return resident_cachestat(fd, offset, length, ret_bytes) ||
-	       resident_mincore(fd, offset, length, ret_bytes);
+	switch (resident_cachestat(fd, offset, length, ret_bytes)) {
+	case PROBE_OK:
+		return TRUE;
+	case PROBE_DENIED:
+		return FALSE;
+	case PROBE_UNSUPPORTED:
+		break;
+	}
+	return resident_mincore(fd, offset, length, ret_bytes);
 }
 
 /*
@@ -620,13 +643,13 @@ open_for_probe(const char *path, struct stat *ret_st)
 
 void
 watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
-		  guint64 *bytes, guint64 *prefetched, guint64 *resident)
+		  guint64 *bytes, guint64 *prefetched, guint64 *probed, guint64 *resident)
 {
 	const char *open_path = NULL;
 	struct stat st;
 	int fd = -1;
 
-	*bytes = *prefetched = *resident = 0;
+	*bytes = *prefetched = *probed = *resident = 0;
 	g_return_if_fail(exe != NULL);
 
 	for (guint i = 0; i < exe->exemaps->len; i++) {
@@ -645,12 +668,20 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 			open_path = map->path;
 			fd = open_for_probe(map->path, &st);
 		}
-		/* A vanished or shrunk file cannot be resident beyond its end. */
-		if (fd < 0 || map->offset >= (guint64)st.st_size)
+		/*
+		 * A vanished or shrunk file cannot be resident beyond its end:
+		 * probed, and not resident. A file whose residency cannot be
+		 * told is not probed at all.
+		 */
+		if (fd < 0 || map->offset >= (guint64)st.st_size) {
+			*probed += map->length;
 			continue;
+		}
 		length = MIN(map->length, (guint64)st.st_size - map->offset);
-		if (watch_resident_bytes(fd, map->offset, length, &in_cache))
+		if (watch_resident_bytes(fd, map->offset, length, &in_cache)) {
+			*probed += map->length;
 			*resident += in_cache;
+		}
 	}
 	if (fd >= 0)
 		(void)close(fd);

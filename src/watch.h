@@ -170,16 +170,21 @@ guint64 watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_size,
  * Bytes of [offset, offset + length) of the open regular file fd that are
  * resident in the page cache, through cachestat(2) where the kernel has
  * it (6.5 and later: no mapping, no page walk) and mincore(2) otherwise.
+ * FALSE when it cannot be told (cachestat refuses a file the caller
+ * neither owns nor may write; mincore would claim it all resident).
  */
 gboolean watch_resident_bytes(int fd, guint64 offset, guint64 length, guint64 *ret_bytes);
 
 /*
  * Measures exe's learned set (all its maps) now: *bytes in total, of which
- * *prefetched were read by the prefetch numbered prefetch_seq (0: none)
- * and *resident are in the page cache (when probe is TRUE).
+ * *prefetched were read by the prefetch numbered prefetch_seq (0: none).
+ * When probe is TRUE the page cache is asked: *probed bytes could be
+ * asked (a vanished file counts, as not resident; a file whose residency
+ * cannot be told does not), of which *resident are resident.
  */
 void watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
-		       guint64 *bytes, guint64 *prefetched, guint64 *resident);
+		       guint64 *bytes, guint64 *prefetched, guint64 *probed,
+		       guint64 *resident);
 
 /* ---- the watcher (I/O) ---- */
 

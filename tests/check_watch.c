@@ -450,26 +450,28 @@ START_TEST(test_hits)
 	ck_assert(exe_hits_resident_ratio(&h) == 0.0);
 	ck_assert(exe_hits_prefetched_ratio(&h) == 0.0);
 
-	exe_hits_add(&h, 1000, 400, TRUE, 900);
-	exe_hits_add(&h, 500, 500, FALSE, 0);
-	/* Parts above the whole are clamped to it: 300 -> 200, 250 -> 200. */
-	exe_hits_add(&h, 200, 300, TRUE, 250);
+	exe_hits_add(&h, 1000, 400, 1000, 900);
+	exe_hits_add(&h, 500, 500, 0, 0);        /* not probed (a scan's count) */
+	exe_hits_add(&h, 300, 0, 100, 60);       /* 200 bytes could not be probed */
+	/* Parts above their whole are clamped: prefetched 300 -> 200,
+	 * probed 250 -> 200, then resident 260 -> 200. */
+	exe_hits_add(&h, 200, 300, 250, 260);
 	ck_assert_uint_eq(h.starts, 0);          /* counted by the caller */
-	ck_assert_uint_eq(h.checks, 3);
-	ck_assert_uint_eq(h.bytes, 1700);        /* 1000 + 500 + 200 */
-	ck_assert_uint_eq(h.prefetched, 1100);   /* 400 + 500 + 200 */
-	ck_assert_uint_eq(h.probed, 1200);       /* 1000 + 200: not the unprobed 500 */
-	ck_assert_uint_eq(h.resident, 1100);     /* 900 + 200 */
-	ck_assert_double_eq_tol(exe_hits_resident_ratio(&h), 1100.0 / 1200.0, 1e-12);
-	ck_assert_double_eq_tol(exe_hits_prefetched_ratio(&h), 1100.0 / 1700.0, 1e-12);
+	ck_assert_uint_eq(h.checks, 4);
+	ck_assert_uint_eq(h.bytes, 2000);        /* 1000 + 500 + 300 + 200 */
+	ck_assert_uint_eq(h.prefetched, 1100);   /* 400 + 500 + 0 + 200 */
+	ck_assert_uint_eq(h.probed, 1300);       /* 1000 + 0 + 100 + 200 */
+	ck_assert_uint_eq(h.resident, 1160);     /* 900 + 0 + 60 + 200 */
+	ck_assert_double_eq_tol(exe_hits_resident_ratio(&h), 1160.0 / 1300.0, 1e-12);
+	ck_assert_double_eq_tol(exe_hits_prefetched_ratio(&h), 1100.0 / 2000.0, 1e-12);
 
 	/* Counters saturate instead of wrapping. */
 	h.bytes = G_MAXUINT64 - 5;
 	h.probed = G_MAXUINT64 - 5;
-	exe_hits_add(&h, 100, 0, TRUE, 0);
+	exe_hits_add(&h, 100, 0, 100, 0);
 	ck_assert_uint_eq(h.bytes, G_MAXUINT64);
 	ck_assert_uint_eq(h.probed, G_MAXUINT64);
-	ck_assert_uint_eq(h.checks, 4);
+	ck_assert_uint_eq(h.checks, 5);
 }
 END_TEST
 
@@ -554,7 +556,7 @@ START_TEST(test_measure_exe)
 	g_autoptr(Model) model = model_new();
 	Exe *exe = exe_new("/bin/app", FALSE, 0);
 	Map *a, *b;
-	guint64 bytes, prefetched, resident;
+	guint64 bytes, prefetched, probed, resident;
 
 	if (!path) {
 		exe_free(exe);
@@ -569,16 +571,21 @@ START_TEST(test_measure_exe)
 	a->prefetch_seq = 7;
 	b->prefetch_seq = 6;
 
-	/* 4 + 2 + 1 pages in all; a was in prefetch 7; 3 pages resident. */
-	watch_measure_exe(exe, 7, TRUE, &bytes, &prefetched, &resident);
+	/*
+	 * 4 + 2 + 1 pages in all; a was in prefetch 7; all probed (the
+	 * missing file as not resident); 3 pages resident.
+	 */
+	watch_measure_exe(exe, 7, TRUE, &bytes, &prefetched, &probed, &resident);
 	ck_assert_uint_eq(bytes, 7 * P);
 	ck_assert_uint_eq(prefetched, 4 * P);
+	ck_assert_uint_eq(probed, 7 * P);
 	ck_assert_uint_eq(resident, 3 * P);
 
 	/* No probe; no prefetch yet (0) matches nothing. */
-	watch_measure_exe(exe, 0, FALSE, &bytes, &prefetched, &resident);
+	watch_measure_exe(exe, 0, FALSE, &bytes, &prefetched, &probed, &resident);
 	ck_assert_uint_eq(bytes, 7 * P);
 	ck_assert_uint_eq(prefetched, 0);
+	ck_assert_uint_eq(probed, 0);
 	ck_assert_uint_eq(resident, 0);
 }
 END_TEST
