@@ -81,6 +81,9 @@ G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
 /* Of a huge file, only this much is examined for resident pages. */
 #define MAX_EXAMINED ((guint64)1 << 30)
 
+/* Resolved interpreter paths kept. */
+#define MAX_INTERPS 64
+
 /* Events read per wake-up: batches of EVENT_BUFFER bytes, at most MAX_READS of them. */
 #define EVENT_BUFFER (64 * 1024)
 #define MAX_READS 8
@@ -847,8 +850,11 @@ resolve_interp(Watch *watch, const char *text)
 	 * The kernel reports the opened file by its real path: PT_INTERP says
 	 * /lib64/ld-linux-x86-64.so.2, the event says
 	 * /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 on a merged /usr.
-	 * Few distinct interpreters exist; the cache stays tiny.
+	 * A machine has a handful of interpreters; anyone can write a binary
+	 * naming any path, though, so the cache is bounded.
 	 */
+	if (g_hash_table_size(watch->interps) >= MAX_INTERPS)
+		g_hash_table_remove_all(watch->interps);
 	resolved = realpath(text, NULL);
 	g_hash_table_insert(watch->interps, g_strdup(text), resolved ? resolved : g_strdup(""));
 	return resolved;
