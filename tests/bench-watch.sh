@@ -4,12 +4,13 @@
 # What learning from fanotify costs the daemon under a busy workload: the
 # daemon's CPU time (utime + stime from /proc/PID/stat) while a full
 # "make -j2" of this project runs in a fresh out-of-tree build directory,
-# with learnreads/learnexec on and off, alternately, ROUNDS times each.
+# with learnreads and learnexec on ("on"), only learnexec ("exec": no open
+# events), and both off ("off"), in turn, ROUNDS times each.
 # A benchmark, not a test: run it by hand, as root, on an idle machine.
 #
 #   tests/bench-watch.sh BUILT_PRELOAD [ROUNDS]
 #
-# Prints one line per run and, for "on" runs, the watcher's event counts.
+# Prints one line per run and, with the watcher on, its event counts.
 
 set -eu
 
@@ -24,13 +25,14 @@ cpu_ms() { # PID: utime + stime of the process, in ms
 	awk -v t="$ticks" '{ sub(/.*\) /, ""); print int(($12 + $13) * 1000 / t) }' "/proc/$1/stat"
 }
 
-run() { # on|off
+run() { # on|exec|off
 	mode=$1
-	learn=$([ "$mode" = on ] && echo true || echo false)
+	reads=$([ "$mode" = on ] && echo true || echo false)
+	execs=$([ "$mode" = off ] && echo false || echo true)
 	rm -rf "$work/build" "$work/state" "$work/log"
 	mkdir -p "$work/build"
 	(cd "$work/build" && "$srcdir/configure" -q > /dev/null)
-	printf '[system]\nlearnreads = %s\nlearnexec = %s\n' "$learn" "$learn" > "$work/conf"
+	printf '[system]\nlearnreads = %s\nlearnexec = %s\n' "$reads" "$execs" > "$work/conf"
 	"$preload" -f -c "$work/conf" -s "$work/state" -l "$work/log" -V 4 &
 	pid=$!
 	sleep 1
@@ -52,6 +54,7 @@ run() { # on|off
 i=0
 while [ "$i" -lt "$rounds" ]; do
 	run on
+	run exec
 	run off
 	i=$((i + 1))
 done
