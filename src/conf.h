@@ -22,10 +22,12 @@ typedef struct Conf {
 #define CONF_INT(g, k, def, lo, hi, unit, doc) gint64 k;
 #define CONF_BOOL(g, k, def, doc) gboolean k;
 #define CONF_LIST(g, k, def, doc) char **k;
+#define CONF_STRING(g, k, def, doc) char *k;
 #include "confkeys.h"
 #undef CONF_INT
 #undef CONF_BOOL
 #undef CONF_LIST
+#undef CONF_STRING
 } Conf;
 
 /* A Conf holding the compiled-in defaults. */

@@ -8,6 +8,7 @@
  *   CONF_INT  (group, key, default, min, max, unit, doc)
  *   CONF_BOOL (group, key, default, doc)
  *   CONF_LIST (group, key, default, doc)   ';'-separated path prefixes
+ *   CONF_STRING (group, key, default, doc) a path; "" means off
  *
  * No include guard: it is meant to be included several times.
  */
@@ -30,15 +31,25 @@ CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 
 CONF_INT(model, memtotal, -10, -100, 100, "percent",
 	"The memory budget for prefetching, in KB, is "
-	"max(0, memtotal% of MemTotal + memfree% of MemFree) + memcached% of "
-	"Cached, from /proc/meminfo, recomputed every cycle. This key is the "
-	"MemTotal term; a negative percentage subtracts.")
+	"max(0, memtotal% of MemTotal + memfree% of MemFree + memavailable% "
+	"of MemAvailable) + memcached% of Cached, from /proc/meminfo, "
+	"recomputed every cycle. This key is the MemTotal term; a negative "
+	"percentage subtracts.")
 
 CONF_INT(model, memfree, 50, -100, 100, "percent",
 	"The MemFree term of the memory budget (see memtotal).")
 
 CONF_INT(model, memcached, 0, -100, 100, "percent",
 	"The Cached term of the memory budget (see memtotal).")
+
+CONF_INT(model, memavailable, 0, -100, 100, "percent",
+	"The MemAvailable term of the memory budget (see memtotal). "
+	"MemAvailable is free memory plus what the kernel can reclaim "
+	"without swapping, mostly clean page cache. On a machine whose memory "
+	"is full of cache MemFree stays small and the default budget shrinks "
+	"to nothing although the cache could make room; memfree = 0 with "
+	"memavailable = 50 then budgets from the memory really available. "
+	"The default 0 keeps the budget of preload 0.6.4.")
 
 CONF_BOOL(system, doscan, TRUE,
 	"Whether to scan running processes and update the model. Turn off "
@@ -70,6 +81,32 @@ CONF_INT(system, sortstrategy, 3, 0, 3, "",
 	"Order of readahead requests: 0 none (for flash storage), 1 by path, "
 	"2 by inode, 3 by the file's first physical block (FIEMAP), which "
 	"minimises seeks on rotating disks.")
+
+CONF_BOOL(system, checkresidency, TRUE,
+	"Whether to ask the kernel which pages of a range are already in the "
+	"page cache (cachestat(2), or mincore(2) on kernels before 6.5) and "
+	"read only the missing ones. A range that is fully cached then costs "
+	"no read at all. Turn off to request every selected range every "
+	"cycle, as preload 0.6.4 did.")
+
+CONF_INT(system, minavailable, 5, 0, 100, "percent",
+	"No prefetching while MemAvailable in /proc/meminfo is below this "
+	"percentage of MemTotal: reading more into the cache would only push "
+	"other pages out. Learning and prediction go on. 0 turns the check "
+	"off.")
+
+CONF_INT(system, maxpressure, 10, 0, 100, "percent",
+	"No prefetching while the memory pressure the kernel reports is above "
+	"this percentage: the \"some avg10\" figure of /proc/pressure/memory, "
+	"the share of the last 10 seconds in which some task waited for "
+	"memory. Kernels without pressure information (before 4.20, or booted "
+	"with psi=0) are judged by minavailable alone. 0 turns the check off.")
+
+CONF_STRING(system, tracefile, "",
+	"Record what each scan observes (running executables, the maps of new "
+	"ones, the memory figures) to this file, for preload-replay(1) and "
+	"benchmarks; see doc/trace-format.md. The file is rewritten when the "
+	"daemon starts. Empty: no trace. The --trace option overrides it.")
 
 CONF_BOOL(system, learnreads, TRUE,
 	"Whether to learn the files each program opens while it starts (its "

@@ -33,7 +33,6 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -46,6 +45,7 @@
 #include "readahead.h"
 #include "spy.h"
 #include "state.h"
+#include "trace.h"
 #include "watch.h"
 
 /* Exit codes an init system can act on (see preload(8)). */
@@ -67,6 +67,7 @@ typedef struct Daemon {
 	Conf *conf;
 	Model *model;
 	Spy *spy;
+	TraceWriter *trace;      /* NULL unless recording a trace */
 	Watch *watch;            /* exec and open events, NULL without them */
 	char *watch_off;         /* why there is no watcher, for the dump */
 	GMainLoop *loop;
@@ -79,6 +80,10 @@ typedef struct Daemon {
 
 	/* last prediction, for the dump */
 	ProcMemstat mem;
+	gboolean have_pressure;  /* pressure holds this cycle's PSI figure */
+	ProcPressure pressure;
+	ProphetPause pause;      /* why prefetching is held back, or PROPHET_PREFETCH */
+	gboolean idle_class;     /* the process runs in the idle I/O class */
 	guint64 budget_kb;
 	guint selected_maps;
 	guint64 selected_kb;
@@ -143,10 +148,49 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	Daemon *d = user_data;
 
 	d->last_readahead = *stats;
-	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB, "
-		"%u failed, %u skipped, %" G_GUINT64_FORMAT " calls",
-		stats->requests, stats->files, stats->bytes / 1024,
-		stats->failed, stats->skipped, stats->syscalls);
+	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB requested in %"
+		G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT " KB already cached (%u ranges "
+		"whole, %" G_GUINT64_FORMAT " probes), %u failed, %u skipped",
+		stats->requests, stats->files, stats->bytes / 1024, stats->syscalls,
+		stats->resident_bytes / 1024, stats->resident_ranges, stats->probes,
+		stats->failed, stats->skipped);
+	/* Once: the class is the process's, it does not come back by itself. */
+	if (stats->threads_not_idle > 0 && d->idle_class) {
+		g_info("readahead: %u of %u threads were not in the idle I/O class",
+		       stats->threads_not_idle, stats->threads);
+		d->idle_class = FALSE;
+	}
+}
+
+/*
+ * Decides whether this cycle may prefetch, and logs only the changes:
+ * one line when prefetching pauses, one when it resumes.
+ */
+static void
+update_pause(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *why = NULL;
+	ProphetPause pause;
+
+	d->have_pressure = FALSE;
+	if (d->conf->maxpressure > 0) {
+		if (proc_get_memory_pressure(&d->pressure, &error))
+			d->have_pressure = TRUE;
+		else if (!g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE))
+			g_debug("cannot read the memory pressure: %s, ignoring", error->message);
+	}
+	pause = prophet_pause(d->conf, &d->mem, d->have_pressure ? &d->pressure : NULL);
+	if (pause == d->pause)
+		return;
+	if (pause != PROPHET_PREFETCH) {
+		why = prophet_pause_describe(pause, d->conf);
+		if (d->pause == PROPHET_PREFETCH)
+			g_info("prefetching paused: %s", why);
+	} else {
+		g_info("prefetching resumed: memory is available again");
+	}
+	d->pause = pause;
 }
 
 static void
@@ -179,18 +223,21 @@ predict_and_readahead(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) selected = NULL;
+	ReadaheadOptions options = { 0 };
 	GArray *requests;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
 		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
 		return;
 	}
+	update_pause(d);
+	/* Predicted even while paused, so that the dump shows what would be read. */
 	prophet_score(d->model, d->conf);
 	d->budget_kb = prophet_budget_kb(d->conf, &d->mem);
 	selected = prophet_select(d->model, d->budget_kb, &d->selected_kb);
 	d->selected_maps = selected->len;
 	log_predictions(d, selected);
-	if (selected->len == 0)
+	if (selected->len == 0 || d->pause != PROPHET_PREFETCH)
 		return;
 
 	requests = readahead_requests_new();
@@ -199,8 +246,10 @@ predict_and_readahead(Daemon *d)
 
 		readahead_requests_add(requests, map->path, map->offset, map->length);
 	}
-	if (!readahead_start(requests, (int)d->conf->sortstrategy, (int)d->conf->maxprocs,
-			     readahead_done, d)) {
+	options.strategy = (int)d->conf->sortstrategy;
+	options.maxprocs = (int)d->conf->maxprocs;
+	options.check_residency = d->conf->checkresidency;
+	if (!readahead_start(requests, &options, readahead_done, d)) {
 		g_info("the previous readahead is still running, skipping this cycle's");
 		return;
 	}
@@ -229,14 +278,69 @@ run_update(Daemon *d)
 	d->cycles++;
 }
 
-/* First half of a cycle: scan. */
+/* A trace that cannot be written is given up, once, with a warning. */
+static void
+stop_trace(Daemon *d, const GError *error)
+{
+	if (!d->trace)
+		return;
+	if (error)
+		g_warning("stopped recording the trace: %s", error->message);
+	trace_writer_detach(d->trace, d->spy);
+	g_clear_pointer(&d->trace, trace_writer_free);
+}
+
+static void
+start_trace(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	const char *path = d->opts.tracefile ? d->opts.tracefile : d->conf->tracefile;
+
+	if (!path || !*path)
+		return;
+	d->trace = trace_writer_open(path, d->conf->cycle, &error);
+	/* The exes already known must be in the trace, or a replay never admits them. */
+	if (d->trace && trace_writer_known_maps(d->trace, d->model, &error)) {
+		trace_writer_attach(d->trace, d->spy, spy_proc_maps, NULL);
+		g_message("recording a trace to %s", path);
+		return;
+	}
+	g_warning("cannot record a trace: %s", error->message);
+	g_clear_pointer(&d->trace, trace_writer_free);
+}
+
+static void
+close_trace(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!d->trace)
+		return;
+	trace_writer_detach(d->trace, d->spy);
+	if (!trace_writer_close(g_steal_pointer(&d->trace), &error))
+		g_warning("cannot finish the trace: %s", error->message);
+}
+
+/* First half of a cycle: scan (and record it). */
 static void
 run_tick(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 
-	if (d->conf->doscan && !spy_scan(d->spy, d->model, d->conf, d->model->time, &error))
+	if (!d->conf->doscan)
+		return;
+	if (!spy_scan(d->spy, d->model, d->conf, d->model->time, &error)) {
 		g_warning("scan failed: %s", error->message);
+		return;
+	}
+	if (d->trace) {
+		ProcMemstat mem;
+		gboolean have_mem = proc_get_memstat(&mem, NULL);
+
+		if (!trace_writer_scan_model(d->trace, d->model, d->model->time,
+					     have_mem ? &mem : NULL, &error))
+			stop_trace(d, error);
+	}
 }
 
 static gboolean
@@ -423,11 +527,12 @@ reload(Daemon *d)
 	g_autoptr(GError) error = NULL;
 	Conf *conf;
 
-	g_message("SIGHUP: reloading the configuration and reopening the log");
+	/* Reopen first, so that after a logrotate this goes to the new file. */
 	if (!log_reopen(&error)) {
 		g_warning("cannot reopen the log: %s", error->message);
 		g_clear_error(&error);
 	}
+	g_message("SIGHUP: reopened the log, reloading the configuration");
 	/* Reload over the current values: a bad key keeps what it had. */
 	conf = load_conf(&d->opts, d->conf);
 	if (!conf) {
@@ -539,11 +644,25 @@ dump(Daemon *d)
 	g_message("memory: total %" G_GUINT64_FORMAT " KB, free %" G_GUINT64_FORMAT
 		  " KB, cached %" G_GUINT64_FORMAT " KB, available %" G_GUINT64_FORMAT " KB",
 		  d->mem.total, d->mem.free, d->mem.cached, d->mem.available);
+	if (d->have_pressure)
+		g_message("memory pressure: some avg10 %u.%02u%%",
+			  d->pressure.some_avg10 / 100, d->pressure.some_avg10 % 100);
+	else
+		g_message("memory pressure: %s", d->conf->maxpressure > 0 ? "not available" : "not read");
+	if (d->pause != PROPHET_PREFETCH) {
+		g_autofree char *why = prophet_pause_describe(d->pause, d->conf);
+
+		g_message("prefetching: paused, %s", why);
+	} else {
+		g_message("prefetching: active, %s I/O class", d->idle_class ? "idle" : "NOT the idle");
+	}
 	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
 		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
 	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
-		  " KB, %u failed, %u skipped",
-		  ra->requests, ra->files, ra->bytes / 1024, ra->failed, ra->skipped);
+		  " KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
+		  " KB already cached (%u ranges whole), %u failed, %u skipped",
+		  ra->requests, ra->files, ra->bytes / 1024, ra->syscalls,
+		  ra->resident_bytes / 1024, ra->resident_ranges, ra->failed, ra->skipped);
 
 	g_hash_table_iter_init(&iter, d->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -695,21 +814,6 @@ daemonize(gboolean keep_stderr, GError **error)
 	return TRUE;
 }
 
-/*
- * Prefetching must yield to every other reader: the idle I/O class, set
- * on the process before any thread exists so all threads inherit it.
- */
-static void
-set_idle_io_priority(void)
-{
-#ifdef SYS_ioprio_set
-	const int who_process = 1, class_idle = 3, class_shift = 13;
-
-	if (syscall(SYS_ioprio_set, who_process, 0, class_idle << class_shift) < 0)
-		g_info("cannot set the idle I/O class: %s, ignoring", g_strerror(errno));
-#endif
-}
-
 static void
 apply_nice(int increment)
 {
@@ -791,10 +895,19 @@ main(int argc, char **argv)
 		goto out;
 	}
 	apply_nice(d->opts.nice);
-	set_idle_io_priority();
+	/*
+	 * Prefetching must yield to every other reader: the idle I/O class,
+	 * set before any thread exists so that all threads inherit it.
+	 */
+	d->idle_class = readahead_set_idle_class(&error);
+	if (!d->idle_class) {
+		g_info("%s, ignoring", error->message);
+		g_clear_error(&error);
+	}
 
 	d->model = load_state(d->opts.statefile);
 	d->spy = spy_new();
+	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
 		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
 
@@ -809,6 +922,7 @@ main(int argc, char **argv)
 		g_main_loop_run(d->loop);
 		readahead_wait();
 	}
+	close_trace(d);
 	if (d->model->dirty || d->opts.once)
 		save_state(d);
 	g_message("preload stopped");

@@ -50,6 +50,8 @@ typedef struct NewExe {
 struct Spy {
 	SpyMapsFunc maps_func;    /* where maps of new exes come from */
 	gpointer maps_data;
+	SpyFileCheckFunc file_check; /* whether a mapped file may be learned */
+	gpointer file_check_data;
 
 	/* pending between the scan and the update */
 	gint64 scan_time;         /* model time of the last scan, -1 none */
@@ -82,9 +84,9 @@ new_exe_free(gpointer data)
  * be the exe's. Every process maps its own executable, so maps without it
  * count as "gone" and the exe is tried again when next seen.
  */
-static gboolean
-proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
-		 gpointer user_data, GError **error)
+gboolean
+spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+	      gpointer user_data, GError **error)
 {
 	guint first = maps->len;
 
@@ -103,12 +105,29 @@ proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
 	return FALSE;
 }
 
+/*
+ * The default file check: whether path is a regular file now. lstat()
+ * because the kernel reports maps by their resolved path: a symlink there
+ * now means the file was replaced since, and following it could read
+ * something else entirely. Devices, FIFOs and sockets can block or have
+ * side effects when read.
+ */
+static gboolean
+lstat_is_regular(const char *path, gpointer user_data)
+{
+	GStatBuf st;
+
+	(void)user_data;
+	return g_lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 Spy *
 spy_new(void)
 {
 	Spy *spy = g_new0(Spy, 1);
 
-	spy->maps_func = proc_maps_source;
+	spy->maps_func = spy_proc_maps;
+	spy->file_check = lstat_is_regular;
 	spy->scan_time = -1;
 	spy->seen = g_hash_table_new(NULL, NULL);
 	spy->seen_order = g_ptr_array_new();
@@ -147,8 +166,16 @@ spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data)
 {
 	g_return_if_fail(spy != NULL);
 
-	spy->maps_func = func ? func : proc_maps_source;
+	spy->maps_func = func ? func : spy_proc_maps;
 	spy->maps_data = func ? user_data : NULL;
+}
+
+void
+spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data)
+{
+	g_return_if_fail(spy != NULL);
+	spy->file_check = func ? func : lstat_is_regular;
+	spy->file_check_data = func ? user_data : NULL;
 }
 
 const SpyStats *
@@ -339,36 +366,29 @@ spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError **error)
 
 /* ---- the update --------------------------------------------------------- */
 
-/*
- * Whether path is a regular file now, asked once per path and update.
- * lstat() because the kernel reports maps by their resolved path: a
- * symlink there now means the file was replaced since, and following it
- * could read something else entirely. Devices, FIFOs and sockets can
- * block or have side effects when read.
- */
+/* The file check, asked once per path and update. */
 static gboolean
-is_regular_file(GHashTable *cache, const char *path)
+file_is_usable(Spy *spy, GHashTable *cache, const char *path)
 {
 	gpointer cached;
-	GStatBuf st;
-	gboolean regular;
+	gboolean usable;
 
 	if (g_hash_table_lookup_extended(cache, path, NULL, &cached))
 		return GPOINTER_TO_INT(cached);
-	regular = g_lstat(path, &st) == 0 && S_ISREG(st.st_mode);
-	g_hash_table_insert(cache, g_strdup(path), GINT_TO_POINTER(regular));
-	return regular;
+	usable = spy->file_check(path, spy->file_check_data);
+	g_hash_table_insert(cache, g_strdup(path), GINT_TO_POINTER(usable));
+	return usable;
 }
 
 static gboolean
-map_is_wanted(const Conf *conf, GHashTable *stat_cache, const ProcMap *m)
+map_is_wanted(Spy *spy, const Conf *conf, GHashTable *stat_cache, const ProcMap *m)
 {
 	return m->path != NULL &&
 	       !m->deleted &&
 	       !g_str_has_prefix(m->path, MEMFD_PREFIX) &&
 	       m->end > m->start &&
 	       conf_prefix_accepts(conf->mapprefix, m->path) &&
-	       is_regular_file(stat_cache, m->path);
+	       file_is_usable(spy, stat_cache, m->path);
 }
 
 static void
@@ -400,7 +420,7 @@ admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 	for (guint i = 0; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 
-		if (!map_is_wanted(conf, stat_cache, m))
+		if (!map_is_wanted(spy, conf, stat_cache, m))
 			continue;
 		g_array_append_val(kept, i);
 		size += m->end - m->start;
@@ -645,7 +665,7 @@ spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path
 		/* A file new to the read set needs room under the file cap. */
 		if (!g_hash_table_contains(read_paths, r->path)) {
 			if (g_hash_table_size(read_paths) >= max_files ||
-			    !is_regular_file(stat_cache, r->path))
+			    !file_is_usable(spy, stat_cache, r->path))
 				continue;
 			g_hash_table_add(read_paths, r->path);
 		}

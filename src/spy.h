@@ -45,8 +45,23 @@ typedef gboolean (*SpyMapsFunc)(pid_t pid, const char *exe_path, GArray *maps,
 Spy *spy_new(void);
 void spy_free(Spy *spy);
 
-/* Replaces the maps source (NULL restores /proc). */
+/*
+ * The default maps source: /proc/PID/maps, counted as gone unless it
+ * includes exe_path itself (the process exited or its pid was reused).
+ */
+gboolean spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+		       gpointer user_data, GError **error);
+
+/* Replaces the maps source (NULL restores spy_proc_maps). */
 void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
+
+/*
+ * Whether a mapped file may be learned. The default (NULL) requires a
+ * regular file at the path now (lstat); the replay tool, whose traces
+ * name files of another machine, accepts every path.
+ */
+typedef gboolean (*SpyFileCheckFunc)(const char *path, gpointer user_data);
+void spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data);
 
 /* The scan, in three steps; spy_scan() does all three on /proc. */
 void spy_begin_scan(Spy *spy, Model *model, gint64 now);

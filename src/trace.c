@@ -277,6 +277,58 @@ trace_writer_maps(TraceWriter *tw, const char *exe_path, const GArray *maps,
 	return writer_check(tw, error);
 }
 
+static gint
+compare_exe_paths(gconstpointer pa, gconstpointer pb)
+{
+	const Exe *a = *(const Exe *const *)pa, *b = *(const Exe *const *)pb;
+
+	return strcmp(a->path, b->path);
+}
+
+gboolean
+trace_writer_known_maps(TraceWriter *tw, const Model *model, GError **error)
+{
+	g_autoptr(GPtrArray) exes = NULL;
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_val_if_fail(tw != NULL, FALSE);
+	g_return_val_if_fail(model != NULL, FALSE);
+
+	if (!writer_check(tw, error))
+		return FALSE;
+	exes = g_ptr_array_sized_new(g_hash_table_size(model->exes));
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		g_ptr_array_add(exes, value);
+	g_ptr_array_sort(exes, compare_exe_paths);
+
+	for (guint i = 0; i < exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(exes, i);
+		g_autoptr(GArray) maps = g_array_sized_new(FALSE, TRUE, sizeof(ProcMap),
+							   exe->exemaps->len);
+		guint64 address = 0;
+
+		/* As a maps source would return them: addresses are arbitrary. */
+		for (guint k = 0; k < exe->exemaps->len; k++) {
+			const Map *map = g_array_index(exe->exemaps, ExeMap, k).map;
+			ProcMap pm = { 0 };
+
+			if (map->length > G_MAXUINT64 - address)
+				address = 0;
+			pm.start = address;
+			pm.end = address + map->length;
+			pm.offset = map->offset;
+			pm.path = map->path;   /* borrowed: no clear function */
+			g_array_append_val(maps, pm);
+			address = pm.end;
+		}
+		if (!trace_writer_maps(tw, exe->path, maps, 0, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 static const char *
 failure_name(const GError *failure)
 {

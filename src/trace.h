@@ -77,6 +77,15 @@ gboolean trace_writer_scan_model(TraceWriter *tw, const Model *model, gint64 tim
 gboolean trace_writer_maps(TraceWriter *tw, const char *exe_path, const GArray *maps,
 			   guint first, GError **error);
 
+/*
+ * An M line for every executable the model already knows, from its maps
+ * (sorted by path). A daemon that starts from a saved state never reads
+ * the maps of those again, so without this a replay, which starts from
+ * an empty model, could not admit them. Call it once, before the first
+ * scan is recorded.
+ */
+gboolean trace_writer_known_maps(TraceWriter *tw, const Model *model, GError **error);
+
 /* That the maps source failed for exe_path with `failure` (a PROC_ERROR). */
 gboolean trace_writer_maps_failed(TraceWriter *tw, const char *exe_path,
 				  const GError *failure, GError **error);

@@ -473,6 +473,52 @@ START_TEST(test_pid_reused_or_zombie)
 }
 END_TEST
 
+static gboolean
+accept_all(const char *path, gpointer user_data)
+{
+	(*(guint *)user_data)++;
+	return TRUE;
+}
+
+/*
+ * A replaced file check decides alone: maps of files that do not exist
+ * here are learned, and each distinct path is asked once per update.
+ */
+START_TEST(test_file_check_hook)
+{
+	g_autofree char *exe_c = at("bin/c");
+	g_autoptr(GString) maps = g_string_new(NULL);
+	guint asked = 0;
+	Exe *c;
+
+	add_line(maps, 0x1000, 0x5000, 0, "files/absent.so");     /* 16384 */
+	add_line(maps, 0x5000, 0x7000, 0x4000, "files/absent.so"); /* 8192, same path */
+	add_process(300, exe_c, maps->str);
+	spy_set_file_check(spy, accept_all, &asked);
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	c = lookup("bin/c");
+	ck_assert_ptr_nonnull(c);
+	/* absent.so twice (24576 bytes) plus the exe's own line, 4096. */
+	ck_assert_uint_eq(c->exemaps->len, 3);
+	ck_assert_uint_eq(c->size, 24576 + 4096);
+	/* Two distinct paths: files/absent.so and bin/c. */
+	ck_assert_uint_eq(asked, 2);
+
+	/* NULL restores the lstat check: nothing d maps exists here. */
+	spy_set_file_check(spy, NULL, NULL);
+	{
+		g_autofree char *exe_d = at("bin/d");
+
+		add_process(301, exe_d, maps->str);
+		scan(20);
+		spy_update_model(spy, model, conf, 30);
+		ck_assert_ptr_null(lookup("bin/d"));
+		ck_assert(is_bad("bin/d", NULL));
+	}
+}
+END_TEST
+
 /* ---- chains, from scripted scans ------------------------------------------ */
 
 /*
@@ -1099,6 +1145,7 @@ spy_suite(void)
 	tcase_add_test(tc, test_admission);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
+	tcase_add_test(tc, test_file_check_hook);
 	tcase_add_test(tc, test_bad_exe_expiry);
 	tcase_add_test(tc, test_gone_then_admitted);
 	tcase_add_test(tc, test_chain_weights);

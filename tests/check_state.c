@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -509,34 +510,58 @@ END_TEST
  * A write that fails half way (here: the file size limit, which applies
  * to root too) must leave the old file as it was and no temporary file.
  */
-START_TEST(test_save_write_fails)
+/*
+ * The save runs in a child process under a 100-byte file size limit: the
+ * limit must not reach Check's own message file in the test process.
+ * The child's exit status says which expectation failed (0: all held).
+ */
+static int
+save_under_size_limit(const char *path)
 {
 	g_autoptr(Model) model = build_model();
 	g_autoptr(GError) error = NULL;
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_FSIZE, &limit) != 0)
+		return 10;
+	limit.rlim_cur = 100;  /* the first write is cut short, the next fails */
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+		return 11;
+	if (state_save(model, path, &error))
+		return 12;
+	if (error->code != STATE_ERROR_IO)
+		return 13;
+	if (!strstr(error->message, path))
+		return 14;
+	if (!strstr(error->message, g_strerror(EFBIG)))
+		return 15;
+	if (!model->dirty)
+		return 16;
+	return 0;
+}
+
+START_TEST(test_save_write_fails)
+{
 	g_autofree char *path = tmp_path("state");
 	g_autoptr(GBytes) before = NULL;
 	g_autoptr(GBytes) after = NULL;
-	struct rlimit old_limit, limit;
-	void (*old_handler)(int);
+	int status;
+	pid_t pid;
 
 	tu_write_file(path, "old contents\n");
 	before = read_bytes(path);
 
-	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-	limit = old_limit;
-	limit.rlim_cur = 100;  /* the first write is cut short, the next fails */
-	old_handler = signal(SIGXFSZ, SIG_IGN);
-	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
-	ck_assert(!state_save(model, path, &error));
-	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
-	signal(SIGXFSZ, old_handler);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(save_under_size_limit(path));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
 
-	ck_assert_int_eq(error->code, STATE_ERROR_IO);
-	ck_assert(strstr(error->message, path) != NULL);
-	ck_assert_msg(strstr(error->message, g_strerror(EFBIG)) != NULL, "%s", error->message);
 	after = read_bytes(path);
 	ck_assert(g_bytes_equal(before, after));
-	ck_assert(model->dirty);
 	assert_only_entry(tmpdir, "state");
 }
 END_TEST

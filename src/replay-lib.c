@@ -1,0 +1,814 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The replay engine behind preload-replay: the daemon's cycle, driven by
+ * a trace instead of /proc and the clock, and a scorekeeper that checks
+ * each prediction against the starts that follow it.
+ *
+ * A cycle of the trace is its scan line plus the maps lines after it
+ * (the daemon writes those during the update that follows the scan).
+ * The executables seen by the scan are the ones the scan line lists and
+ * the ones a maps line names: the daemon lists only executables its
+ * model knows, and the new ones show up through their maps. Each cycle
+ * runs exactly what the daemon's two timers run:
+ *
+ *   T             spy_begin_scan, spy_saw_process per exe, spy_end_scan
+ *   T + cycle/2   spy_update_model, then prophet_score and prophet_select
+ *
+ * with T the trace's time minus the first scan's time (the model starts
+ * empty, like a daemon started with the trace). The maps source answers
+ * from the maps lines read so far, the latest for each executable; no
+ * readahead happens.
+ *
+ * Scoring follows the thesis: when an executable the model knows starts
+ * at cycle k, each of its maps counts as a hit if the selection of cycle
+ * k-1 held it. The naive and oracle selections of cycle k-1 are computed
+ * only when needed, at cycle k, from what was known at k-1: the start
+ * counts before k, the executables running at k-1 and the budget of k-1.
+ * Since the prediction changes nothing in the model, the engine reads one
+ * cycle ahead and predicts only before cycles with a start to score,
+ * unless asked to predict every cycle; both give the same scores.
+ */
+#include "config.h"
+
+#include "replay-lib.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "model.h"
+#include "proc.h"
+#include "prophet.h"
+#include "spy.h"
+
+/*
+ * The daemon's spy reads only map files that are regular files on this
+ * machine (lstat). A replay has none of the traced machine's files, so it
+ * accepts them all (spy_set_file_check).
+ */
+#define FIRST_PID 1000
+#define FIRST_ADDRESS G_GUINT64_CONSTANT(0x400000)
+#define PAGE G_GUINT64_CONSTANT(4096)
+/* The largest naive start probability (see naive_select). */
+#define NAIVE_MAX_P (1.0 - 1e-9)
+
+/* The latest answer of the maps source for one executable. */
+typedef struct MapsEntry {
+	gboolean failed;
+	int failure;          /* ProcError, when failed */
+	GArray *maps;         /* TraceMap (paths interned by the reader) */
+} MapsEntry;
+
+/* One cycle of the trace, copied out of the reader. */
+typedef struct Cycle {
+	gboolean valid;
+	guint64 line;
+	gint64 time;
+	gboolean mem_known;
+	ProcMemstat mem;
+	GPtrArray *running;   /* const char *, interned: scan line, then maps lines */
+	GHashTable *running_set;
+	GPtrArray *maps;      /* MapsEntry *, for maps_exes, applied before the update */
+	GPtrArray *maps_exes; /* const char *, interned */
+} Cycle;
+
+typedef struct Replay {
+	const ReplayOptions *options;
+	TraceReader *tr;
+	Conf *conf;
+	Model *model;
+	Spy *spy;
+	gint64 half;          /* the update's offset in the cycle */
+
+	GHashTable *maps_table;   /* exe path -> MapsEntry * */
+	GHashTable *pids;         /* exe path -> fake pid */
+	GHashTable *start_counts; /* exe path -> starts so far */
+
+	/* the trace's scan line read while collecting the previous cycle */
+	gboolean have_scan;
+	Cycle scan;
+
+	/* what cycle k-1 left for scoring cycle k */
+	gboolean have_prev;
+	GHashTable *prev_running; /* exe path set */
+	GHashTable *prev_selection; /* Map * set */
+	gboolean prev_predicted;
+	guint64 prev_budget;
+	guint64 prev_selected_kb;
+
+	/* every map's place in (path, offset, length) order, for naive_select */
+	GHashTable *map_rank;     /* Map * -> rank + 1 */
+	guint map_rank_maps;      /* model sizes when it was built */
+	guint map_rank_exes;
+
+	gboolean have_mem;
+	ProcMemstat mem;
+	gint64 t0;
+
+	ReplayResult *result;
+} Replay;
+
+static void
+maps_entry_free(gpointer data)
+{
+	MapsEntry *e = data;
+
+	if (!e)
+		return;
+	if (e->maps)
+		g_array_unref(e->maps);
+	g_free(e);
+}
+
+static void
+cycle_init(Cycle *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->running = g_ptr_array_new();
+	c->running_set = g_hash_table_new(g_str_hash, g_str_equal);
+	c->maps = g_ptr_array_new_with_free_func(maps_entry_free);
+	c->maps_exes = g_ptr_array_new();
+}
+
+static void
+cycle_clear(Cycle *c)
+{
+	g_clear_pointer(&c->running, g_ptr_array_unref);
+	g_clear_pointer(&c->running_set, g_hash_table_unref);
+	g_clear_pointer(&c->maps, g_ptr_array_unref);
+	g_clear_pointer(&c->maps_exes, g_ptr_array_unref);
+}
+
+static void
+cycle_reset(Cycle *c)
+{
+	c->valid = FALSE;
+	g_ptr_array_set_size(c->running, 0);
+	g_hash_table_remove_all(c->running_set);
+	g_ptr_array_set_size(c->maps, 0);
+	g_ptr_array_set_size(c->maps_exes, 0);
+}
+
+static void
+cycle_add_running(Cycle *c, const char *path)
+{
+	if (g_hash_table_add(c->running_set, (gpointer)path))
+		g_ptr_array_add(c->running, (gpointer)path);
+}
+
+static void
+cycle_take_scan(Cycle *c, const TraceRecord *rec)
+{
+	cycle_reset(c);
+	c->valid = TRUE;
+	c->line = rec->line;
+	c->time = rec->time;
+	c->mem_known = rec->mem_known;
+	c->mem = rec->mem;
+	for (guint i = 0; i < rec->exes->len; i++)
+		cycle_add_running(c, g_ptr_array_index(rec->exes, i));
+}
+
+static void
+cycle_swap(Cycle *a, Cycle *b)
+{
+	Cycle tmp = *a;
+
+	*a = *b;
+	*b = tmp;
+}
+
+static MapsEntry *
+maps_entry_from_record(const TraceRecord *rec)
+{
+	MapsEntry *e = g_new0(MapsEntry, 1);
+
+	if (rec->type == TRACE_RECORD_MAPS_FAILED) {
+		e->failed = TRUE;
+		e->failure = rec->failure;
+	} else {
+		e->maps = g_array_sized_new(FALSE, FALSE, sizeof(TraceMap), rec->maps->len);
+		g_array_append_vals(e->maps, rec->maps->data, rec->maps->len);
+	}
+	return e;
+}
+
+/*
+ * Reads the next whole cycle into c: its scan line (read ahead by the
+ * previous call) and the maps lines up to the next scan line. c->valid is
+ * FALSE at the end of the trace. Maps lines before the first scan line
+ * (not written by the daemon, but harmless) go straight to the table.
+ */
+static gboolean
+read_cycle(Replay *r, Cycle *c, GError **error)
+{
+	const TraceRecord *rec;
+
+	cycle_reset(c);
+	while (!r->have_scan) {
+		if (!trace_reader_next(r->tr, &rec, error))
+			return FALSE;
+		if (!rec)
+			return TRUE;
+		if (rec->type == TRACE_RECORD_SCAN) {
+			cycle_take_scan(&r->scan, rec);
+			r->have_scan = TRUE;
+		} else {
+			g_hash_table_replace(r->maps_table, (gpointer)rec->exe,
+					     maps_entry_from_record(rec));
+		}
+	}
+	cycle_swap(c, &r->scan);
+	r->have_scan = FALSE;
+
+	for (;;) {
+		if (!trace_reader_next(r->tr, &rec, error))
+			return FALSE;
+		if (!rec)
+			return TRUE;
+		if (rec->type == TRACE_RECORD_SCAN) {
+			cycle_take_scan(&r->scan, rec);
+			r->have_scan = TRUE;
+			return TRUE;
+		}
+		g_ptr_array_add(c->maps, maps_entry_from_record(rec));
+		g_ptr_array_add(c->maps_exes, (gpointer)rec->exe);
+		cycle_add_running(c, rec->exe);
+	}
+}
+
+/* ---- the spy's view of the trace ---- */
+
+static gboolean
+replay_maps_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data,
+		   GError **error)
+{
+	Replay *r = user_data;
+	const MapsEntry *e = g_hash_table_lookup(r->maps_table, exe_path);
+	guint64 address = FIRST_ADDRESS;
+
+	(void)pid;
+	if (!e) {
+		/* Seen by the scan, never read: as if it exited in between. */
+		g_set_error(error, PROC_ERROR, PROC_ERROR_GONE, "no maps of %s in the trace", exe_path);
+		return FALSE;
+	}
+	if (e->failed) {
+		g_set_error(error, PROC_ERROR, e->failure, "the trace records a failure for %s",
+			    exe_path);
+		return FALSE;
+	}
+	for (guint i = 0; i < e->maps->len; i++) {
+		const TraceMap *tm = &g_array_index(e->maps, TraceMap, i);
+		ProcMap pm = { 0 };
+
+		/* Any addresses will do; only the length (end - start) matters. */
+		if (tm->length > G_MAXUINT64 - address)
+			address = 0;
+		pm.start = address;
+		pm.end = address + tm->length;
+		pm.offset = tm->offset;
+		pm.path = g_strdup(tm->path);
+		pm.deleted = tm->deleted;
+		g_array_append_val(maps, pm);
+		address = pm.end <= G_MAXUINT64 - PAGE ? pm.end + PAGE : 0;
+	}
+	return TRUE;
+}
+
+static gboolean
+accept_any_file(const char *path, gpointer user_data)
+{
+	(void)path;
+	(void)user_data;
+	return TRUE;
+}
+
+static pid_t
+pid_of(Replay *r, const char *path)
+{
+	gpointer pid = g_hash_table_lookup(r->pids, path);
+
+	if (!pid) {
+		pid = GINT_TO_POINTER(FIRST_PID + (int)g_hash_table_size(r->pids));
+		g_hash_table_insert(r->pids, (gpointer)path, pid);
+	}
+	return GPOINTER_TO_INT(pid);
+}
+
+/* ---- selections ---- */
+
+static guint64
+kb_of(const Map *map)
+{
+	return map->length / 1024 + (map->length % 1024 != 0);
+}
+
+/*
+ * Adds exe's maps that are (or, with used FALSE, are not) in `in_use` to
+ * `chosen` while they fit, skipping those that do not, as
+ * prophet_select() does.
+ */
+static void
+fill_with_exe(GHashTable *chosen, const Exe *exe, GHashTable *in_use, gboolean used,
+	      guint64 *left)
+{
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
+		guint64 kb = kb_of(map);
+
+		if (g_hash_table_contains(in_use, map) != used)
+			continue;
+		if (kb > *left || g_hash_table_contains(chosen, map))
+			continue;
+		*left -= kb;
+		g_hash_table_add(chosen, map);
+	}
+}
+
+static gint
+compare_map_names(gconstpointer pa, gconstpointer pb)
+{
+	const Map *a = *(Map *const *)pa;
+	const Map *b = *(Map *const *)pb;
+	int cmp = strcmp(a->path, b->path);
+
+	if (cmp != 0)
+		return cmp;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	if (a->length != b->length)
+		return a->length < b->length ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Ranks every map by (path, offset, length), prophet_select()'s tie
+ * break, so that the naive selection sorts on numbers instead of
+ * comparing paths. Maps only change when exes are admitted (or removed),
+ * so the ranks are rebuilt only then.
+ */
+static void
+update_map_ranks(Replay *r, gboolean force)
+{
+	g_autoptr(GPtrArray) all = NULL;
+	GHashTableIter iter;
+	gpointer key;
+	guint n_maps = g_hash_table_size(r->model->maps);
+	guint n_exes = g_hash_table_size(r->model->exes);
+
+	if (!force && r->map_rank_maps == n_maps && r->map_rank_exes == n_exes)
+		return;
+	all = g_ptr_array_sized_new(n_maps);
+	g_hash_table_iter_init(&iter, r->model->maps);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		g_ptr_array_add(all, key);
+	g_ptr_array_sort(all, compare_map_names);
+	g_hash_table_remove_all(r->map_rank);
+	for (guint i = 0; i < all->len; i++)
+		g_hash_table_insert(r->map_rank, g_ptr_array_index(all, i), GUINT_TO_POINTER(i + 1));
+	r->map_rank_maps = n_maps;
+	r->map_rank_exes = n_exes;
+}
+
+typedef struct Candidate {
+	double lnprob;
+	guint rank;
+	Map *map;
+} Candidate;
+
+static gint
+compare_candidates(gconstpointer pa, gconstpointer pb)
+{
+	const Candidate *a = pa, *b = pb;
+
+	if (a->lnprob != b->lnprob)
+		return a->lnprob < b->lnprob ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/*
+ * prophet_select() on the maps' current lnprob: the maps with lnprob < 0,
+ * most likely first, ties by (path, offset, length), each taken if it
+ * still fits. The same selection, sorted on numbers.
+ */
+static GHashTable *
+select_like_prophet(Replay *r, guint64 budget, guint64 *used_kb)
+{
+	g_autoptr(GArray) candidates = g_array_new(FALSE, FALSE, sizeof(Candidate));
+	GHashTable *chosen = g_hash_table_new(NULL, NULL);
+	GHashTableIter iter;
+	gpointer key;
+	guint64 left = budget;
+
+	update_map_ranks(r, FALSE);
+	g_hash_table_iter_init(&iter, r->model->maps);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		Map *map = key;
+		Candidate c = { map->lnprob, 0, map };
+
+		if (!(map->lnprob < 0))
+			continue;
+		c.rank = GPOINTER_TO_UINT(g_hash_table_lookup(r->map_rank, map));
+		if (c.rank == 0) {
+			/* A map replaced another without changing the counts. */
+			update_map_ranks(r, TRUE);
+			c.rank = GPOINTER_TO_UINT(g_hash_table_lookup(r->map_rank, map));
+		}
+		g_array_append_val(candidates, c);
+	}
+	g_array_sort(candidates, compare_candidates);
+	for (guint i = 0; i < candidates->len; i++) {
+		Map *map = g_array_index(candidates, Candidate, i).map;
+		guint64 kb = kb_of(map);
+
+		if (kb > left)
+			continue;
+		left -= kb;
+		g_hash_table_add(chosen, map);
+	}
+	*used_kb = budget - left;
+	return chosen;
+}
+
+/*
+ * The thesis' naive predictor at cycle k-1: each exe not running then
+ * starts with probability (its starts so far) / (all starts so far), and
+ * preload's own map scoring and selection do the rest: a map scores
+ * ln P(not needed) summed over its exes, +1 for each running exe using
+ * it (its pages are resident), ln(1 - p) for each other. Only the exe
+ * probabilities differ from preload's, so the comparison is about the
+ * prediction, not the bookkeeping. It overwrites the maps' lnprob, which
+ * the next prophet_score() recomputes anyway.
+ */
+static GHashTable *
+naive_select(Replay *r, guint64 *used_kb)
+{
+	GHashTableIter iter;
+	gpointer value;
+	guint64 total = 0;
+
+	g_hash_table_iter_init(&iter, r->start_counts);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		total += GPOINTER_TO_UINT(value);
+
+	g_hash_table_iter_init(&iter, r->model->maps);
+	while (g_hash_table_iter_next(&iter, &value, NULL))
+		((Map *)value)->lnprob = 0;
+	g_hash_table_iter_init(&iter, r->model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const Exe *exe = value;
+		gboolean running = g_hash_table_contains(r->prev_running, exe->path);
+		guint count = GPOINTER_TO_UINT(g_hash_table_lookup(r->start_counts, exe->path));
+		/* Capped like prophet's bids: one certain start must not be -inf. */
+		double p = MIN(replay_ratio(count, total), NAIVE_MAX_P);
+
+		for (guint i = 0; i < exe->exemaps->len; i++) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+
+			if (running)
+				em->map->lnprob += 1;
+			else if (p > 0 && em->prob > 0)
+				em->map->lnprob += log1p(-MIN(em->prob, 1.0) * p);
+		}
+	}
+	return select_like_prophet(r, r->prev_budget, used_kb);
+}
+
+static gint
+compare_exe_path(gconstpointer pa, gconstpointer pb)
+{
+	const Exe *a = *(const Exe *const *)pa, *b = *(const Exe *const *)pb;
+
+	return strcmp(a->path, b->path);
+}
+
+/*
+ * The maps of what does start, in path order, while they fit: first the
+ * ones no running exe uses (those are the ones that matter), then the
+ * others.
+ */
+static GHashTable *
+oracle_select(Replay *r, GPtrArray *starting, GHashTable *in_use, guint64 *used_kb)
+{
+	g_autoptr(GPtrArray) sorted = g_ptr_array_sized_new(starting->len);
+	GHashTable *chosen = g_hash_table_new(NULL, NULL);
+	guint64 left = r->prev_budget;
+
+	for (guint i = 0; i < starting->len; i++)
+		g_ptr_array_add(sorted, g_ptr_array_index(starting, i));
+	g_ptr_array_sort(sorted, compare_exe_path);
+	for (int used = 0; used <= 1; used++) {
+		for (guint i = 0; i < sorted->len; i++)
+			fill_with_exe(chosen, g_ptr_array_index(sorted, i), in_use, used, &left);
+	}
+	*used_kb = r->prev_budget - left;
+	return chosen;
+}
+
+/* Maps used by exes running at k-1: resident whatever was predicted. */
+static GHashTable *
+in_use_at_prev(Replay *r)
+{
+	GHashTable *in_use = g_hash_table_new(NULL, NULL);
+	GHashTableIter iter;
+	gpointer key;
+
+	g_hash_table_iter_init(&iter, r->prev_running);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		const Exe *exe = model_lookup_exe(r->model, key);
+
+		for (guint i = 0; exe && i < exe->exemaps->len; i++)
+			g_hash_table_add(in_use, g_array_index(exe->exemaps, ExeMap, i).map);
+	}
+	return in_use;
+}
+
+/* ---- scoring ---- */
+
+static void
+score_starts(Replay *r, GPtrArray *starting)
+{
+	g_autoptr(GHashTable) naive = NULL;
+	g_autoptr(GHashTable) oracle = NULL;
+	g_autoptr(GHashTable) in_use = NULL;
+	GHashTable *chosen[REPLAY_N_PREDICTORS];
+	guint64 used[REPLAY_N_PREDICTORS];
+	ReplayResult *res = r->result;
+
+	in_use = in_use_at_prev(r);
+	naive = naive_select(r, &used[REPLAY_NAIVE]);
+	oracle = oracle_select(r, starting, in_use, &used[REPLAY_ORACLE]);
+	chosen[REPLAY_PRELOAD] = r->prev_selection;
+	used[REPLAY_PRELOAD] = r->prev_selected_kb;
+	chosen[REPLAY_NAIVE] = naive;
+	chosen[REPLAY_ORACLE] = oracle;
+
+	res->scored_cycles++;
+	for (int p = 0; p < REPLAY_N_PREDICTORS; p++)
+		res->score[p].selected_kb_sum += used[p];
+
+	for (guint i = 0; i < starting->len; i++) {
+		const Exe *exe = g_ptr_array_index(starting, i);
+		guint64 maps = 0, bytes = 0;
+		guint64 hit_maps[REPLAY_N_PREDICTORS] = { 0 }, hit_bytes[REPLAY_N_PREDICTORS] = { 0 };
+
+		for (guint k = 0; k < exe->exemaps->len; k++) {
+			Map *map = g_array_index(exe->exemaps, ExeMap, k).map;
+			gboolean resident = g_hash_table_contains(in_use, map);
+
+			maps++;
+			bytes += map->length;
+			if (!resident) {
+				res->maps_cold++;
+				res->bytes_cold += map->length;
+			}
+			for (int p = 0; p < REPLAY_N_PREDICTORS; p++) {
+				gboolean hit = g_hash_table_contains(chosen[p], map);
+
+				if (hit) {
+					hit_maps[p]++;
+					hit_bytes[p] += map->length;
+				}
+				if (hit && !resident) {
+					res->score[p].maps_cold_hit++;
+					res->score[p].bytes_cold_hit += map->length;
+				}
+				if (hit || resident) {
+					res->score[p].maps_ready++;
+					res->score[p].bytes_ready += map->length;
+				}
+			}
+		}
+		res->starts++;
+		res->maps_total += maps;
+		res->bytes_total += bytes;
+		for (int p = 0; p < REPLAY_N_PREDICTORS; p++) {
+			ReplayScore *s = &res->score[p];
+
+			s->maps_hit += hit_maps[p];
+			s->bytes_hit += hit_bytes[p];
+			s->ratio_maps_sum += replay_ratio(hit_maps[p], maps);
+			s->ratio_bytes_sum += replay_ratio(hit_bytes[p], bytes);
+		}
+	}
+}
+
+/* Starts at this cycle: scored if the model knew the exe at k-1. */
+static void
+find_starts(Replay *r, const Cycle *c, GPtrArray *starts, GPtrArray *scored)
+{
+	for (guint i = 0; i < c->running->len; i++) {
+		const char *path = g_ptr_array_index(c->running, i);
+		const Exe *exe;
+
+		if (g_hash_table_contains(r->prev_running, path))
+			continue;
+		g_ptr_array_add(starts, (gpointer)path);
+		exe = model_lookup_exe(r->model, path);
+		if (exe && exe->exemaps->len > 0)
+			g_ptr_array_add(scored, (gpointer)exe);
+		else
+			r->result->unscored_starts++;
+	}
+}
+
+/* Whether the next cycle has a start to score against this cycle's prediction. */
+static gboolean
+next_has_scored_start(Replay *r, const Cycle *cur, const Cycle *next)
+{
+	if (!next || !next->valid)
+		return FALSE;
+	for (guint i = 0; i < next->running->len; i++) {
+		const char *path = g_ptr_array_index(next->running, i);
+		const Exe *exe;
+
+		if (g_hash_table_contains(cur->running_set, path))
+			continue;
+		exe = model_lookup_exe(r->model, path);
+		if (exe && exe->exemaps->len > 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* ---- the cycle ---- */
+
+static void
+run_cycle(Replay *r, Cycle *c, const Cycle *next)
+{
+	g_autoptr(GPtrArray) starts = g_ptr_array_new();
+	g_autoptr(GPtrArray) scored = g_ptr_array_new();
+	gint64 t;
+	guint64 budget;
+
+	if (r->result->scans == 0)
+		r->t0 = c->time;
+	t = c->time - r->t0;
+
+	/* 1. Score the starts against what cycle k-1 predicted. */
+	if (r->have_prev) {
+		find_starts(r, c, starts, scored);
+		if (scored->len > 0) {
+			/* next_has_scored_start() saw these coming. */
+			g_warn_if_fail(r->prev_predicted);
+			if (r->prev_predicted)
+				score_starts(r, scored);
+		}
+		for (guint i = 0; i < starts->len; i++) {
+			gpointer path = g_ptr_array_index(starts, i);
+			guint n = GPOINTER_TO_UINT(g_hash_table_lookup(r->start_counts, path));
+
+			g_hash_table_insert(r->start_counts, path, GUINT_TO_POINTER(n + 1));
+		}
+	}
+
+	/* 2. The maps the daemon read during this cycle's update. */
+	for (guint i = 0; i < c->maps->len; i++) {
+		g_hash_table_replace(r->maps_table, g_ptr_array_index(c->maps_exes, i),
+				     g_ptr_array_index(c->maps, i));
+		c->maps->pdata[i] = NULL;   /* now owned by the table */
+	}
+
+	/* 3. The scan at T, 4. the update at T + cycle/2, as the daemon's timers. */
+	r->model->time = t;
+	spy_begin_scan(r->spy, r->model, t);
+	for (guint i = 0; i < c->running->len; i++) {
+		const char *path = g_ptr_array_index(c->running, i);
+
+		spy_saw_process(r->spy, r->model, r->conf, pid_of(r, path), path);
+	}
+	spy_end_scan(r->spy, r->model, t);
+	r->model->time = t + r->half;
+	spy_update_model(r->spy, r->model, r->conf, t + r->half);
+
+	/* 5. The prediction, with this cycle's memory figures. */
+	if (c->mem_known) {
+		r->mem = c->mem;
+		r->have_mem = TRUE;
+	}
+	if (r->options->budget_kb >= 0)
+		budget = (guint64)r->options->budget_kb;
+	else
+		budget = r->have_mem ? prophet_budget_kb(r->conf, &r->mem) : 0;
+	r->result->budget_kb_sum += budget;
+	r->result->budget_kb_min = r->result->scans == 0 ? budget
+				   : MIN(r->result->budget_kb_min, budget);
+	r->result->budget_kb_max = MAX(r->result->budget_kb_max, budget);
+
+	g_hash_table_remove_all(r->prev_selection);
+	r->prev_predicted = r->options->every_cycle || next_has_scored_start(r, c, next);
+	r->prev_selected_kb = 0;
+	if (r->prev_predicted) {
+		g_autoptr(GPtrArray) selected = NULL;
+
+		prophet_score(r->model, r->conf);
+		selected = prophet_select(r->model, budget, &r->prev_selected_kb);
+		for (guint i = 0; i < selected->len; i++)
+			g_hash_table_add(r->prev_selection, g_ptr_array_index(selected, i));
+		r->result->predictions++;
+	}
+
+	/* 6. What cycle k+1 is scored against. */
+	g_hash_table_remove_all(r->prev_running);
+	for (guint i = 0; i < c->running->len; i++)
+		g_hash_table_add(r->prev_running, g_ptr_array_index(c->running, i));
+	r->prev_budget = budget;
+	r->have_prev = TRUE;
+	r->model->time = t + r->conf->cycle;
+	r->result->scans++;
+}
+
+gboolean
+replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_autoptr(Conf) conf = NULL;
+	g_autoptr(Model) model = NULL;
+	g_autoptr(Spy) spy = NULL;
+	Replay r = { 0 };
+	Cycle cur, next;
+	gboolean ok = TRUE;
+
+	g_return_val_if_fail(tr != NULL, FALSE);
+	g_return_val_if_fail(options != NULL && options->conf != NULL, FALSE);
+	g_return_val_if_fail(result != NULL, FALSE);
+
+	memset(result, 0, sizeof(*result));
+	conf = conf_copy(options->conf);
+	/* The trace's cycle is the one its times follow. */
+	conf->cycle = trace_reader_get_cycle(tr);
+	model = model_new();
+	spy = spy_new();
+
+	r.options = options;
+	r.tr = tr;
+	r.conf = conf;
+	r.model = model;
+	r.spy = spy;
+	r.half = conf->cycle / 2;
+	r.result = result;
+	r.maps_table = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, maps_entry_free);
+	r.pids = g_hash_table_new(g_str_hash, g_str_equal);
+	r.start_counts = g_hash_table_new(g_str_hash, g_str_equal);
+	r.prev_running = g_hash_table_new(g_str_hash, g_str_equal);
+	r.prev_selection = g_hash_table_new(NULL, NULL);
+	r.map_rank = g_hash_table_new(NULL, NULL);
+	cycle_init(&r.scan);
+	cycle_init(&cur);
+	cycle_init(&next);
+
+	spy_set_maps_source(spy, replay_maps_source, &r);
+	spy_set_file_check(spy, accept_any_file, NULL);
+	result->cycle = conf->cycle;
+
+	/* Two cycles in hand: the one to run and the one that scores it. */
+	if (!read_cycle(&r, &cur, &local))
+		ok = FALSE;
+	while (ok && cur.valid) {
+		if (!read_cycle(&r, &next, &local)) {
+			ok = FALSE;
+			next.valid = FALSE;
+		}
+		run_cycle(&r, &cur, &next);
+		cycle_swap(&cur, &next);
+	}
+
+	result->complete = ok && trace_reader_is_complete(tr);
+	result->exes = g_hash_table_size(model->exes);
+	result->bad_exes = g_hash_table_size(model->bad_exes);
+	result->maps = g_hash_table_size(model->maps);
+	result->chains = model->n_chains;
+
+	/* The spy must not call back into r once r is gone. */
+	spy_set_maps_source(spy, NULL, NULL);
+	cycle_clear(&cur);
+	cycle_clear(&next);
+	cycle_clear(&r.scan);
+	g_hash_table_unref(r.maps_table);
+	g_hash_table_unref(r.pids);
+	g_hash_table_unref(r.start_counts);
+	g_hash_table_unref(r.prev_running);
+	g_hash_table_unref(r.prev_selection);
+	g_hash_table_unref(r.map_rank);
+
+	if (!ok) {
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+double
+replay_ratio(guint64 part, guint64 whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+const char *
+replay_predictor_name(ReplayPredictor predictor)
+{
+	static const char *const names[] = { "preload", "naive", "oracle" };
+
+	g_return_val_if_fail(predictor < REPLAY_N_PREDICTORS, "?");
+	return names[predictor];
+}

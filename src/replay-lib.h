@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Replay: runs the daemon's model and predictor over a trace and scores
+ * the predictions, for preload-replay.
+ *
+ * Every cycle of the trace is fed to the very same spy, model and prophet
+ * code the daemon runs, with the maps source replaced by the trace and
+ * the clock by the trace's times. At every start of a known executable
+ * (running at cycle k, not at k-1) it counts how many of the executable's
+ * maps, and how many of their bytes, were in the selection made at cycle
+ * k-1: the hit ratio of Esfahbod's preload thesis. Two reference
+ * predictors fill the same budget at the same cycle: "naive" (every
+ * executable not running, ranked by how often it has started so far, as
+ * in the thesis) and "oracle" (the executables that do start at k, an
+ * upper bound).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "conf.h"
+#include "trace.h"
+
+typedef enum {
+	REPLAY_PRELOAD,       /* the daemon's prophet */
+	REPLAY_NAIVE,         /* by start count */
+	REPLAY_ORACLE,        /* knows what starts */
+	REPLAY_N_PREDICTORS,
+} ReplayPredictor;
+
+/* How one predictor did over all scored starts. */
+typedef struct ReplayScore {
+	guint64 maps_hit;     /* maps of starting exes in the selection */
+	guint64 bytes_hit;
+	guint64 maps_ready;   /* in the selection or in use by a running exe */
+	guint64 bytes_ready;
+	guint64 maps_cold_hit; /* hits among the maps no running exe used */
+	guint64 bytes_cold_hit;
+	double ratio_maps_sum;  /* per-start maps_hit / maps, summed */
+	double ratio_bytes_sum; /* per-start bytes_hit / bytes, summed */
+	guint64 selected_kb_sum;/* selection size at the scored cycles */
+} ReplayScore;
+
+typedef struct ReplayResult {
+	gint64 cycle;            /* seconds, from the trace */
+	guint64 scans;           /* cycles replayed */
+	gboolean complete;       /* the trace ended with its END line */
+	guint64 starts;          /* scored starts */
+	guint64 unscored_starts; /* starts of exes the model did not know */
+	guint64 maps_total;      /* maps of all scored starts */
+	guint64 bytes_total;
+	guint64 maps_cold;       /* of those, maps no exe running at k-1 used */
+	guint64 bytes_cold;
+	guint64 scored_cycles;   /* cycles whose selection was scored */
+	guint64 budget_kb_sum;   /* over all cycles */
+	guint64 budget_kb_min, budget_kb_max;
+	ReplayScore score[REPLAY_N_PREDICTORS];
+
+	/* the model at the end */
+	guint exes, bad_exes, maps, chains;
+	guint64 predictions;     /* cycles on which prophet_select() ran */
+} ReplayResult;
+
+typedef struct ReplayOptions {
+	const Conf *conf;     /* the daemon's configuration; cycle comes from the trace */
+	gint64 budget_kb;     /* fixed budget, or -1: from the trace's meminfo */
+	/*
+	 * Predict at every cycle, as the daemon does. Otherwise only before
+	 * cycles where a known executable starts, which gives the same
+	 * scores (the prediction changes nothing in the model) much faster.
+	 */
+	gboolean every_cycle;
+} ReplayOptions;
+
+/* Replays the whole trace. On a trace error, *result holds what was replayed. */
+gboolean replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result,
+		    GError **error);
+
+/* Ratio helpers for reports: 0 when the denominator is 0. */
+double replay_ratio(guint64 part, guint64 whole);
+
+const char *replay_predictor_name(ReplayPredictor predictor);
