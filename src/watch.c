@@ -49,9 +49,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -61,6 +59,7 @@
 #endif
 
 #include "proc.h"
+#include "readahead.h"
 
 G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
 
@@ -455,14 +454,14 @@ collect_runs(const guint8 *vec, gsize n, gsize gap, GArray *runs)
 }
 
 guint64
-watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_size, guint64 file_size,
+watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes, guint64 file_size,
 			 gsize gap, guint max_spans, GArray *spans)
 {
 	g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(gsize));
 	guint64 bytes = 0;
 
 	g_return_val_if_fail(spans != NULL, 0);
-	g_return_val_if_fail(page_size > 0, 0);
+	g_return_val_if_fail(page_bytes > 0, 0);
 	if (!vec || n == 0)
 		return 0;
 
@@ -474,8 +473,8 @@ watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_size, guint64 
 		gap = gap ? gap * 2 : 1;
 
 	for (guint i = 0; i < runs->len; i += 2) {
-		guint64 start = (guint64)g_array_index(runs, gsize, i) * page_size;
-		guint64 end = (guint64)g_array_index(runs, gsize, i + 1) * page_size;
+		guint64 start = (guint64)g_array_index(runs, gsize, i) * page_bytes;
+		guint64 end = (guint64)g_array_index(runs, gsize, i + 1) * page_bytes;
 		WatchSpan span;
 
 		end = MIN(end, file_size);
@@ -492,26 +491,9 @@ watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_size, guint64 
 /* ---- the page cache ------------------------------------------------------- */
 
 /*
- * cachestat(2), Linux 6.5: resident pages of a range without mapping the
- * file. 451 on every architecture that uses the common syscall table;
- * the C library headers of older distributions do not know it yet.
+ * Residency comes from readahead's helpers (cachestat, else mincore where
+ * it tells the truth), shared with the reader that skips cached pages.
  */
-#if !defined(SYS_cachestat) && defined(__linux__) && !defined(__alpha__)
-#define SYS_cachestat 451
-#endif
-
-struct watch_cachestat_range {
-	guint64 off;
-	guint64 len;
-};
-
-struct watch_cachestat {
-	guint64 nr_cache;
-	guint64 nr_dirty;
-	guint64 nr_writeback;
-	guint64 nr_evicted;
-	guint64 nr_recently_evicted;
-};
 
 static guint64
 page_size(void)
@@ -524,99 +506,6 @@ page_size(void)
 		size = v > 0 ? (guint64)v : 4096;
 	}
 	return size;
-}
-
-typedef enum {
-	PROBE_OK,
-	PROBE_UNSUPPORTED,    /* ask mincore() instead */
-	PROBE_DENIED,         /* no truthful answer for this file */
-} ProbeResult;
-
-/*
- * Both cachestat() and mincore() only tell the truth about a file the
- * caller owns or may write (or with CAP_FOWNER): for any other file the
- * kernel refuses cachestat() with EPERM and makes mincore() report every
- * page resident, so as not to leak another user's access pattern. A
- * daemon confined to a few capabilities meets such files (another user's,
- * under a prefix that accepts /home); they are left out of the probe.
- */
-static ProbeResult
-resident_cachestat(int fd, guint64 offset, guint64 length, guint64 *ret_bytes)
-{
-#ifdef SYS_cachestat
-	/* -1 unknown, 0 missing, 1 works: probed once, by the first call. */
-	static int works = -1;
-	struct watch_cachestat_range range = { offset, length };
-	struct watch_cachestat cs;
-
-	if (works == 0)
-		return PROBE_UNSUPPORTED;
-	memset(&cs, 0, sizeof(cs));
-	if (syscall(SYS_cachestat, fd, &range, &cs, 0) != 0) {
-		if (errno == EPERM)
-			return PROBE_DENIED;
-		if (errno == ENOSYS)
-			works = 0;
-		return PROBE_UNSUPPORTED;
-	}
-	works = 1;
-	*ret_bytes = MIN(cs.nr_cache * page_size(), length);
-	return PROBE_OK;
-#else
-	(void)fd; (void)offset; (void)length; (void)ret_bytes;
-	return PROBE_UNSUPPORTED;
-#endif
-}
-
-/* mincore() of a fresh read-only mapping: it never faults a page in. */
-static gboolean
-resident_mincore(int fd, guint64 offset, guint64 length, guint64 *ret_bytes)
-{
-	guint64 page = page_size();
-	guint64 start = offset - offset % page;
-	guint64 span = offset + length - start;
-	gsize pages = (gsize)((span + page - 1) / page);
-	g_autofree guint8 *vec = NULL;
-	guint64 resident = 0;
-	void *addr;
-
-	if (span > (guint64)G_MAXSIZE / 2)
-		return FALSE;
-	addr = mmap(NULL, (size_t)span, PROT_READ, MAP_SHARED, fd, (off_t)start);
-	if (addr == MAP_FAILED)
-		return FALSE;
-	vec = g_malloc(pages);
-	if (mincore(addr, (size_t)span, vec) != 0) {
-		(void)munmap(addr, (size_t)span);
-		return FALSE;
-	}
-	(void)munmap(addr, (size_t)span);
-	for (gsize i = 0; i < pages; i++)
-		if (vec[i] & 1)
-			resident += page;
-	*ret_bytes = MIN(resident, length);
-	return TRUE;
-}
-
-gboolean
-watch_resident_bytes(int fd, guint64 offset, guint64 length, guint64 *ret_bytes)
-{
-	g_return_val_if_fail(ret_bytes != NULL, FALSE);
-
-	*ret_bytes = 0;
-	if (length == 0)
-		return TRUE;
-	if (length > G_MAXUINT64 - offset)
-		return FALSE;
-	switch (resident_cachestat(fd, offset, length, ret_bytes)) {
-	case PROBE_OK:
-		return TRUE;
-	case PROBE_DENIED:
-		return FALSE;
-	case PROBE_UNSUPPORTED:
-		break;
-	}
-	return resident_mincore(fd, offset, length, ret_bytes);
 }
 
 /*
@@ -684,7 +573,7 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 			continue;
 		}
 		length = MIN(map->length, (guint64)st.st_size - map->offset);
-		if (watch_resident_bytes(fd, map->offset, length, &in_cache)) {
+		if (readahead_resident_bytes(fd, map->path, &st, map->offset, length, &in_cache)) {
 			*probed += map->length;
 			*resident += in_cache;
 		}
@@ -710,7 +599,12 @@ watch_ranges_new(void)
 	return ranges;
 }
 
-/* Appends the resident ranges of path, at most *budget bytes (which shrinks). */
+/*
+ * Appends the resident ranges of path, at most *budget bytes (which
+ * shrinks). A file whose residency the kernel will not tell (see
+ * readahead_resident_pages) is left out: all that is known is that it
+ * was opened, not what of it was read.
+ */
 static void
 learn_file(const char *path, GArray *ranges, guint64 *budget)
 {
@@ -719,7 +613,7 @@ learn_file(const char *path, GArray *ranges, guint64 *budget)
 	guint64 page = page_size(), size;
 	struct stat st;
 	gsize pages;
-	void *addr;
+	gboolean known;
 	int fd;
 
 	fd = open_for_probe(path, &st);
@@ -730,16 +624,14 @@ learn_file(const char *path, GArray *ranges, guint64 *budget)
 		(void)close(fd);
 		return;
 	}
-	addr = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-	(void)close(fd);
-	if (addr == MAP_FAILED)
-		return;
 	pages = (gsize)((size + page - 1) / page);
 	vec = g_malloc(pages);
-	if (mincore(addr, (size_t)size, vec) == 0)
-		(void)watch_spans_from_mincore(vec, pages, page, size, BRIDGE_PAGES,
-					       MAX_SPANS_PER_FILE, spans);
-	(void)munmap(addr, (size_t)size);
+	known = readahead_resident_pages(fd, path, &st, 0, pages, vec);
+	(void)close(fd);
+	if (!known)
+		return;
+	(void)watch_spans_from_mincore(vec, pages, page, size, BRIDGE_PAGES,
+				       MAX_SPANS_PER_FILE, spans);
 
 	for (guint i = 0; i < spans->len && *budget > 0; i++) {
 		const WatchSpan *span = &g_array_index(spans, WatchSpan, i);

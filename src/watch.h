@@ -155,25 +155,16 @@ typedef struct WatchSpan {
 
 /*
  * Appends to spans (GArray of WatchSpan) the runs of resident pages in a
- * mincore vector of n pages of page_size bytes: a run of absent pages of
+ * mincore vector of n pages of page_bytes bytes: a run of absent pages of
  * at most `gap` pages between two resident ones is bridged (reading it
  * costs less than another request), and if more than max_spans runs
  * remain the gap is doubled until they fit. The last span ends at
  * file_size. Returns the bytes appended.
  */
-guint64 watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_size,
+guint64 watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes,
 				 guint64 file_size, gsize gap, guint max_spans, GArray *spans);
 
 /* ---- the page cache (I/O) ---- */
-
-/*
- * Bytes of [offset, offset + length) of the open regular file fd that are
- * resident in the page cache, through cachestat(2) where the kernel has
- * it (6.5 and later: no mapping, no page walk) and mincore(2) otherwise.
- * FALSE when it cannot be told (cachestat refuses a file the caller
- * neither owns nor may write; mincore would claim it all resident).
- */
-gboolean watch_resident_bytes(int fd, guint64 offset, guint64 length, guint64 *ret_bytes);
 
 /*
  * Measures exe's learned set (all its maps) now: *bytes in total, of which

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "readahead.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -503,6 +504,7 @@ make_sparse_resident_file(void)
 	g_autofree char *contents = g_malloc0(16 * P + 1);
 	char page[P];
 	guint64 resident = 1;
+	struct stat st;
 	int fd;
 
 	memset(contents, 'd', 16 * P);
@@ -511,7 +513,8 @@ make_sparse_resident_file(void)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fdatasync(fd), 0);
 	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	ck_assert(watch_resident_bytes(fd, 0, 16 * P, &resident));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(readahead_resident_bytes(fd, path, &st, 0, 16 * P, &resident));
 	if (resident != 0) {
 		close(fd);
 		g_free(path);
@@ -526,26 +529,39 @@ make_sparse_resident_file(void)
 	return path;
 }
 
+/* With cachestat (on kernels that have it), then with mincore alone. */
 START_TEST(test_resident_bytes)
 {
 	g_autofree char *path = make_sparse_resident_file();
+	guint8 vec[16];
 	guint64 bytes = 1;
+	struct stat st;
 	int fd;
 
 	if (!path)
 		return;
+	readahead_use_cachestat(_i == 0);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert(watch_resident_bytes(fd, 0, 16 * P, &bytes));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(readahead_resident_bytes(fd, path, &st, 0, 16 * P, &bytes));
 	ck_assert_uint_eq(bytes, 3 * P);
 	/* Pages 1 and 2: one of them. */
-	ck_assert(watch_resident_bytes(fd, P, 2 * P, &bytes));
+	ck_assert(readahead_resident_bytes(fd, path, &st, P, 2 * P, &bytes));
 	ck_assert_uint_eq(bytes, P);
-	ck_assert(watch_resident_bytes(fd, 9 * P, 7 * P, &bytes));
+	ck_assert(readahead_resident_bytes(fd, path, &st, 9 * P, 7 * P, &bytes));
 	ck_assert_uint_eq(bytes, 0);
-	ck_assert(watch_resident_bytes(fd, 5, 0, &bytes));
+	ck_assert(readahead_resident_bytes(fd, path, &st, 5, 0, &bytes));
 	ck_assert_uint_eq(bytes, 0);
-	ck_assert(!watch_resident_bytes(fd, G_MAXUINT64 - 1, 10, &bytes));
+	ck_assert(!readahead_resident_bytes(fd, path, &st, G_MAXUINT64 - 1, 10, &bytes));
+	/* The page vector: pages 0, 1 and 8 of 16. */
+	ck_assert(readahead_resident_pages(fd, path, &st, 0, 16, vec));
+	for (int i = 0; i < 16; i++)
+		ck_assert_msg((vec[i] & 1) == (i == 0 || i == 1 || i == 8), "page %d", i);
+	ck_assert(readahead_resident_pages(fd, path, &st, 8 * P, 2, vec));
+	ck_assert_int_eq(vec[0] & 1, 1);
+	ck_assert_int_eq(vec[1] & 1, 0);
 	close(fd);
+	readahead_use_cachestat(TRUE);
 }
 END_TEST
 
@@ -617,7 +633,7 @@ watch_suite(void)
 
 	tc = tcase_create("residency");
 	tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
-	tcase_add_test(tc, test_resident_bytes);
+	tcase_add_loop_test(tc, test_resident_bytes, 0, 2);
 	tcase_add_test(tc, test_measure_exe);
 	suite_add_tcase(s, tc);
 
