@@ -875,6 +875,16 @@ find_missing(const Batch *batch, int fd, const char *path, const struct stat *st
 
 /* ---- residency, for the other modules ---- */
 
+int
+readahead_open_file(const char *path, struct stat *ret_st)
+{
+	int fd, err;
+
+	g_return_val_if_fail(path != NULL && ret_st != NULL, -1);
+
+	return open_regular(path, &fd, ret_st, &err) == OPEN_OK ? fd : -1;
+}
+
 /* have_cap_fowner(), asked once per process. */
 static gboolean
 process_cap_fowner(void)

@@ -117,6 +117,12 @@ gboolean readahead_set_idle_class(GError **error);
  * readahead_resident_pages: fills vec[0 .. pages) with mincore's answer
  * for the pages from the page-aligned offset on (bit 0: resident).
  */
+/*
+ * Opens path as the reader does: only a regular file, never following a
+ * final symlink or blocking on a FIFO, without updating its atime where
+ * allowed. Returns the descriptor (with *ret_st its fstat), or -1.
+ */
+int readahead_open_file(const char *path, struct stat *ret_st);
 gboolean readahead_resident_bytes(int fd, const char *path, const struct stat *st,
 				  guint64 offset, guint64 length, guint64 *ret_bytes);
 gboolean readahead_resident_pages(int fd, const char *path, const struct stat *st,

@@ -508,34 +508,6 @@ page_size(void)
 	return size;
 }
 
-/*
- * Opens a learned file to look at its pages: only a regular file, never
- * following a final symlink, never blocking on a FIFO that took its
- * place, without updating its atime where allowed. -1 if it cannot be
- * used; *ret_st gets the fstat.
- */
-static int
-open_for_probe(const char *path, struct stat *ret_st)
-{
-	const int flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-	struct stat lst;
-	int fd;
-
-	if (lstat(path, &lst) != 0 || !S_ISREG(lst.st_mode))
-		return -1;
-	fd = open(path, flags | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, ret_st) != 0 || !S_ISREG(ret_st->st_mode) ||
-	    ret_st->st_dev != lst.st_dev || ret_st->st_ino != lst.st_ino) {
-		(void)close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 void
 watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 		  guint64 *bytes, guint64 *prefetched, guint64 *probed, guint64 *resident)
@@ -561,7 +533,7 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 			if (fd >= 0)
 				(void)close(fd);
 			open_path = map->path;
-			fd = open_for_probe(map->path, &st);
+			fd = readahead_open_file(map->path, &st);
 		}
 		/*
 		 * A vanished or shrunk file cannot be resident beyond its end:
@@ -616,7 +588,7 @@ learn_file(const char *path, GArray *ranges, guint64 *budget)
 	gboolean known;
 	int fd;
 
-	fd = open_for_probe(path, &st);
+	fd = readahead_open_file(path, &st);
 	if (fd < 0)
 		return;
 	size = MIN((guint64)st.st_size, MAX_EXAMINED);
