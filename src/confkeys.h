@@ -107,3 +107,32 @@ CONF_STRING(system, tracefile, "",
 	"ones, the memory figures) to this file, for preload-replay(1) and "
 	"benchmarks; see doc/trace-format.md. The file is rewritten when the "
 	"daemon starts. Empty: no trace. The --trace option overrides it.")
+
+CONF_BOOL(system, learnreads, TRUE,
+	"Whether to learn the files each program opens while it starts (its "
+	"first `startupwindow` seconds), with fanotify, on the file systems "
+	"that mapprefix and exeprefix cover. The resident parts of those files "
+	"join the program's maps in prediction and readahead. Needs root and "
+	"fanotify (Linux 5.1 or later); without them preload logs it once and "
+	"learns from /proc maps only.")
+
+CONF_BOOL(system, learnexec, TRUE,
+	"Whether program starts seen through fanotify count in the model: a "
+	"program that ran since the last scan counts as running at that scan, "
+	"even if it lived a fraction of a second, and an unknown one is "
+	"admitted from the files it opened while starting. So a compiler that "
+	"a build runs over and over is predicted while the build runs. With "
+	"learnreads off, exec events still count starts of known programs.")
+
+CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
+	"How long after a program starts its opens are learned (see "
+	"learnreads). At most one start of each program is followed per "
+	"cycle.")
+
+CONF_INT(system, maxreadfiles, 256, 0, 65536, "files",
+	"The most files learned from start-up opens per program, over all its "
+	"starts; also the most files recorded per start. 0 learns none.")
+
+CONF_INT(system, maxreadkb, 65536, 0, G_GINT64_CONSTANT(1) << 30, "KB",
+	"The most bytes (in KB) of files learned from start-up opens per "
+	"program, over all its starts.")

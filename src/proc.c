@@ -109,6 +109,15 @@ read_link(const char *path)
 	}
 }
 
+char *
+proc_fd_path(int fd)
+{
+	char link[64];
+
+	g_snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	return read_link(link);
+}
+
 static gboolean
 has_suffix(const char *s, size_t len, const char *suffix)
 {

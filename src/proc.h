@@ -85,6 +85,14 @@ void proc_map_clear(gpointer map);   /* for g_array_set_clear_func */
  */
 char *proc_sanitize_exe(const char *raw);
 
+/*
+ * The path of one of this process's own open descriptors, from
+ * /proc/self/fd (always the real /proc: a descriptor means nothing in a
+ * fake tree). NULL with errno set on failure. A file deleted since it was
+ * opened ends in " (deleted)", as the kernel reports it.
+ */
+char *proc_fd_path(int fd);
+
 /* Reads MemTotal, MemFree, Cached, Buffers and MemAvailable. */
 gboolean proc_get_memstat(ProcMemstat *out, GError **error);
 /* Parses the text of a meminfo file; missing MemAvailable is estimated. */

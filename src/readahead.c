@@ -704,17 +704,16 @@ readahead_use_cachestat(gboolean use)
  * EOPNOTSUPP (hugetlbfs). ENOSYS and a filter's EPERM are remembered:
  * the call is not tried again.
  */
-static Residency
-cachestat_probe(int fd, const struct stat *st, guint64 offset, guint64 length,
-		ReadaheadStats *stats)
+static gboolean
+cachestat_count(int fd, const struct stat *st, guint64 offset, guint64 length,
+		guint64 *ret_pages)
 {
 #ifdef NR_CACHESTAT
 	struct ra_cachestat_range range = { offset, length };
 	struct ra_cachestat cs = { 0 };
-	guint64 pages;
 
 	if (g_atomic_int_get(&no_cachestat))
-		return RESIDENT_UNKNOWN;
+		return FALSE;
 	if (syscall(NR_CACHESTAT, fd, &range, &cs, 0) != 0) {
 		int err = errno;
 
@@ -722,17 +721,29 @@ cachestat_probe(int fd, const struct stat *st, guint64 offset, guint64 length,
 			g_atomic_int_set(&no_cachestat, 1);
 			g_debug("readahead: cachestat(): %s, using mincore()", g_strerror(err));
 		}
-		return RESIDENT_UNKNOWN;
+		return FALSE;
 	}
+	*ret_pages = cs.nr_cache;
+	return TRUE;
+#else
+	(void)fd; (void)st; (void)offset; (void)length; (void)ret_pages;
+	return FALSE;
+#endif
+}
+
+static Residency
+cachestat_probe(int fd, const struct stat *st, guint64 offset, guint64 length,
+		ReadaheadStats *stats)
+{
+	guint64 pages, cached;
+
+	if (!cachestat_count(fd, st, offset, length, &cached))
+		return RESIDENT_UNKNOWN;
 	stats->probes++;
 	pages = (offset + length - 1) / page_size() - offset / page_size() + 1;
-	if (cs.nr_cache == 0)
+	if (cached == 0)
 		return RESIDENT_NONE;
-	return cs.nr_cache >= pages ? RESIDENT_ALL : RESIDENT_PART;
-#else
-	(void)fd; (void)st; (void)offset; (void)length; (void)stats;
-	return RESIDENT_UNKNOWN;
-#endif
+	return cached >= pages ? RESIDENT_ALL : RESIDENT_PART;
 }
 
 /*
@@ -860,6 +871,101 @@ find_missing(const Batch *batch, int fd, const char *path, const struct stat *st
 	if (g_atomic_int_get(&no_mincore) || !mincore_is_truthful(batch, path, st))
 		return RESIDENT_UNKNOWN;
 	return mincore_probe(fd, offset, length, runs, stats);
+}
+
+/* ---- residency, for the other modules ---- */
+
+int
+readahead_open_file(const char *path, struct stat *ret_st)
+{
+	int fd, err;
+
+	g_return_val_if_fail(path != NULL && ret_st != NULL, -1);
+
+	return open_regular(path, &fd, ret_st, &err) == OPEN_OK ? fd : -1;
+}
+
+/* have_cap_fowner(), asked once per process. */
+static gboolean
+process_cap_fowner(void)
+{
+	static gsize answer;  /* 0 not asked yet, 1 no, 2 yes */
+
+	if (g_once_init_enter(&answer))
+		g_once_init_leave(&answer, have_cap_fowner() ? 2 : 1);
+	return answer == 2;
+}
+
+/* Whether mincore() can be asked about path, and tells the truth about it. */
+static gboolean
+mincore_usable(const char *path, const struct stat *st)
+{
+	return !g_atomic_int_get(&no_mincore) &&
+	       (process_cap_fowner() || st->st_uid == geteuid() ||
+		faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0);
+}
+
+gboolean
+readahead_resident_pages(int fd, const char *path, const struct stat *st,
+			 guint64 offset, gsize pages, guint8 *vec)
+{
+	const guint64 page = page_size();
+
+	g_return_val_if_fail(path != NULL && st != NULL && vec != NULL, FALSE);
+	g_return_val_if_fail(offset % page == 0, FALSE);
+
+	if (!mincore_usable(path, st))
+		return FALSE;
+	for (gsize done = 0; done < pages;) {
+		gsize n = MIN((gsize)MINCORE_WINDOW_PAGES, pages - done);
+		size_t len = (size_t)(n * page);
+		void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd,
+				 (off_t)(offset + (guint64)done * page));
+		int rc;
+
+		if (map == MAP_FAILED)
+			return FALSE;
+		rc = mincore(map, len, vec + done);
+		(void)munmap(map, len);
+		if (rc != 0)
+			return FALSE;
+		done += n;
+	}
+	return TRUE;
+}
+
+gboolean
+readahead_resident_bytes(int fd, const char *path, const struct stat *st,
+			 guint64 offset, guint64 length, guint64 *ret_bytes)
+{
+	const guint64 page = page_size();
+	g_autofree guint8 *vec = NULL;
+	guint64 cached, start, pages;
+
+	g_return_val_if_fail(path != NULL && st != NULL && ret_bytes != NULL, FALSE);
+
+	*ret_bytes = 0;
+	if (length == 0)
+		return TRUE;
+	if (length > G_MAXUINT64 - offset)
+		return FALSE;
+	/* cachestat() counts every page the range touches, partial ones too. */
+	if (cachestat_count(fd, st, offset, length, &cached)) {
+		*ret_bytes = MIN(cached * page, length);
+		return TRUE;
+	}
+	start = offset / page * page;
+	pages = (offset + length - start + page - 1) / page;
+	if (pages > G_MAXSIZE / 2)
+		return FALSE;
+	vec = g_malloc((gsize)pages);
+	if (!readahead_resident_pages(fd, path, st, start, (gsize)pages, vec))
+		return FALSE;
+	cached = 0;
+	for (guint64 i = 0; i < pages; i++)
+		cached += vec[i] & 1;
+	*ret_bytes = MIN(cached * page, length);
+	return TRUE;
 }
 
 /* ---- I/O priority ---- */

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 enum {
@@ -100,6 +101,32 @@ void readahead_wait(void);
  * created afterwards inherit the class: call it before any exists.
  */
 gboolean readahead_set_idle_class(GError **error);
+
+/*
+ * Residency of part of an open regular file (fd, with its path and fstat),
+ * for the modules that measure what is cached rather than read it.
+ * Both answer FALSE when the kernel will not tell the truth: cachestat(2)
+ * and mincore(2) report on a file only to a caller that owns it, may
+ * write it or has CAP_FOWNER (mincore claims every page resident to
+ * anyone else), and a seccomp filter may forbid either call.
+ *
+ * readahead_resident_bytes: bytes of [offset, offset + length) in the
+ * page cache (whole pages, capped at length), with cachestat where the
+ * kernel has it (Linux 6.5: one call, no mapping) and mincore otherwise.
+ *
+ * readahead_resident_pages: fills vec[0 .. pages) with mincore's answer
+ * for the pages from the page-aligned offset on (bit 0: resident).
+ */
+/*
+ * Opens path as the reader does: only a regular file, never following a
+ * final symlink or blocking on a FIFO, without updating its atime where
+ * allowed. Returns the descriptor (with *ret_st its fstat), or -1.
+ */
+int readahead_open_file(const char *path, struct stat *ret_st);
+gboolean readahead_resident_bytes(int fd, const char *path, const struct stat *st,
+				  guint64 offset, guint64 length, guint64 *ret_bytes);
+gboolean readahead_resident_pages(int fd, const char *path, const struct stat *st,
+				  guint64 offset, gsize pages, guint8 *vec);
 
 /*
  * For tests: FALSE makes residency checks behave as on a kernel without

@@ -569,7 +569,12 @@ static const char default_dump[] =
 	"checkresidency = true\n"
 	"minavailable = 5\n"
 	"maxpressure = 10\n"
-	"tracefile = \n";
+	"tracefile = \n"
+	"learnreads = true\n"
+	"learnexec = true\n"
+	"startupwindow = 5\n"
+	"maxreadfiles = 256\n"
+	"maxreadkb = 65536\n";
 
 START_TEST(test_dump_defaults)
 {
@@ -675,10 +680,10 @@ END_TEST
 START_TEST(test_describe)
 {
 	g_autoptr(GPtrArray) rows = conf_describe();
-	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure;
+	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 7 keys in [model], 11 in [system] */
-	ck_assert_uint_eq(rows->len, 18);
+	/* 7 keys in [model], 16 in [system] */
+	ck_assert_uint_eq(rows->len, 23);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -710,6 +715,11 @@ START_TEST(test_describe)
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
+	window = rows->pdata[20];
+	ck_assert_str_eq(window->key, "startupwindow");
+	ck_assert_str_eq(window->unit, "seconds");
+	ck_assert_int_eq(window->min, 1);
+	ck_assert_int_eq(window->max, 600);
 }
 END_TEST
 

@@ -3,9 +3,9 @@
  * Fuzzes the configuration parser (conf_load_data, the part of conf_load
  * after the file is read). Whatever the file holds, a load must either
  * fail with an error or leave every integer key inside its documented
- * range and every list a NULL-terminated vector, since the daemon uses
- * the values without checking them again; and the SIGUSR1 dump of the
- * result must load back to the same values.
+ * range, every list a NULL-terminated vector and every string set, since
+ * the daemon uses the values without checking them again; and the
+ * SIGUSR1 dump of the result must load back to the same values.
  */
 #include "config.h"
 
@@ -36,10 +36,14 @@ check_ranges(const Conf *conf)
 #define CONF_LIST(g, k, def, doc) \
 	if (!conf->k) \
 		abort();
+#define CONF_STRING(g, k, def, doc) \
+	if (!conf->k) \
+		abort();
 #include "confkeys.h"
 #undef CONF_INT
 #undef CONF_BOOL
 #undef CONF_LIST
+#undef CONF_STRING
 }
 
 int
