@@ -108,15 +108,33 @@ save_state() {
 	done
 }
 
+# state_has SECONDS PATTERN...: saves the state until it has every
+# pattern or SECONDS pass. Learning ends with a start-up window and lands
+# at the next update, which a loaded machine (or a sanitizer build) can
+# delay by a cycle or two: poll instead of trusting a fixed sleep.
+state_has() {
+	deadline=$(($(date +%s) + $1))
+	shift
+	while :; do
+		save_state
+		missing=
+		for pattern in "$@"; do
+			grep -q -- "$pattern" "$work/state" || missing=$pattern
+		done
+		[ -z "$missing" ] && return 0
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 1
+	done
+}
+
 # ---- 1. a program that read()s its data while a launcher runs ----
 "$work/bin/launcher" 60 "$work/data/launcher.bin" &
 launcher_pid=$!
 sleep 3      # the launcher is admitted, alone, for more than a cycle
 "$work/bin/reader" read 6 "$work/data/r1.bin" "$work/data/r2.bin" || fail "reader failed"
 sleep 3      # a scan sees it stop; the chain goes back to "launcher only"
-save_state
-grep -q "file://$work/data/r1.bin" "$work/state" || fail "state lacks the reader's read file r1.bin"
-grep -q "file://$work/data/r2.bin" "$work/state" || fail "state lacks the reader's read file r2.bin"
+state_has 20 "file://$work/data/r1.bin" "file://$work/data/r2.bin" ||
+	fail "state lacks the reader's read files r1.bin and r2.bin after 20 s"
 # The ranges of r1.bin are uses of origin 1 ("read at start-up").
 r1_maps=$(awk -F '\t' -v uri="file://$work/data/r1.bin" '$1 == "MAP" && $6 == uri { print $2 }' "$work/state")
 [ -n "$r1_maps" ] || fail "no MAP record for r1.bin"
@@ -149,10 +167,8 @@ while [ "$i" -lt 20 ]; do
 	i=$((i + 1))
 done
 sleep 2
-save_state
-grep -q "EXE	.*file://$work/bin/quick\$" "$work/state" || fail "state lacks the short-lived program"
-grep -q "file://$work/data/q1.bin" "$work/state" || fail "state lacks the short-lived program's q1.bin"
-grep -q "file://$work/data/q2.bin" "$work/state" || fail "state lacks the short-lived program's q2.bin"
+state_has 20 "EXE	.*file://$work/bin/quick\$" "file://$work/data/q1.bin" "file://$work/data/q2.bin" ||
+	fail "state lacks the short-lived program or its q1.bin and q2.bin after 20 s"
 quick_idx=$(awk -F '\t' -v uri="file://$work/bin/quick" '$1 == "EXE" && $5 == uri { print $2 }' "$work/state")
 # It ran in several cycles: the chain with the launcher saw it start and stop.
 awk -F '\t' -v q="$quick_idx" '$1 == "MARKOV" && ($2 == q || $3 == q) && $4 > 0 { found = 1 }
