@@ -474,10 +474,7 @@ conf_apply_alias(Conf *conf, GKeyFile *file, const char *path, const char *group
 gboolean
 conf_load(Conf *conf, const char *path, GError **error)
 {
-	g_autoptr(GKeyFile) file = g_key_file_new();
-	g_autoptr(GError) local = NULL;
 	g_autofree char *data = NULL;
-	g_auto(GStrv) groups = NULL;
 	gsize len = 0;
 
 	g_return_val_if_fail(conf != NULL, FALSE);
@@ -486,7 +483,26 @@ conf_load(Conf *conf, const char *path, GError **error)
 	data = conf_read_file(path, &len, error);
 	if (!data)
 		return FALSE;
-	if (!g_key_file_load_from_data(file, data, len, G_KEY_FILE_NONE, &local)) {
+	return conf_load_data(conf, data, len, path, error);
+}
+
+gboolean
+conf_load_data(Conf *conf, const char *data, gsize len, const char *path, GError **error)
+{
+	g_autoptr(GKeyFile) file = g_key_file_new();
+	g_autoptr(GError) local = NULL;
+	g_auto(GStrv) groups = NULL;
+
+	g_return_val_if_fail(conf != NULL, FALSE);
+	g_return_val_if_fail(data != NULL || len == 0, FALSE);
+	g_return_val_if_fail(path != NULL, FALSE);
+
+	if (len > CONF_MAX_FILE_SIZE) {
+		g_set_error(error, CONF_ERROR, CONF_ERROR_UNUSABLE,
+			    "cannot use %s: larger than %d bytes", path, CONF_MAX_FILE_SIZE);
+		return FALSE;
+	}
+	if (!g_key_file_load_from_data(file, data ? data : "", len, G_KEY_FILE_NONE, &local)) {
 		g_set_error(error, CONF_ERROR, CONF_ERROR_UNUSABLE,
 			    "cannot parse %s: %s", path, local->message);
 		return FALSE;

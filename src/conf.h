@@ -44,6 +44,13 @@ void conf_free(Conf *conf);
  * a copy.
  */
 gboolean conf_load(Conf *conf, const char *path, GError **error);
+/*
+ * The parser behind conf_load(): reads the file's text, `len` bytes of
+ * `data` (which need not end in NUL), over conf. `path` only names the
+ * file in messages.
+ */
+gboolean conf_load_data(Conf *conf, const char *data, gsize len, const char *path,
+			GError **error);
 
 /* "[group]\nkey = value\n..." for the SIGUSR1 dump. */
 char *conf_dump(const Conf *conf);

@@ -65,14 +65,39 @@ typedef struct Map {
 	guint index;          /* position in model->map_list */
 	gboolean stale;       /* its file is gone or was replaced: never read ahead */
 	guint score_stamp;    /* model->score_stamp when prophet_score() last scored it */
+	guint64 prefetch_seq; /* model->prefetch_seq of the last prefetch that read it */
 } Map;
+
+/* How an executable came to use a map. */
+typedef enum {
+	EXEMAP_MAPPED = 0,    /* seen in /proc/PID/maps */
+	EXEMAP_READ = 1,      /* resident part of a file opened at start-up */
+} ExeMapOrigin;
 
 /* One executable's use of one map. */
 typedef struct ExeMap {
 	Map *map;             /* holds a reference */
 	double prob;          /* probability the exe uses it when it runs */
 	guint missed;         /* runtime: map refreshes in a row that did not find it */
+	ExeMapOrigin origin;  /* how it was learned */
 } ExeMap;
+
+/*
+ * How well prefetching served an executable's starts: at each start the
+ * daemon measures its learned set (every map it uses) and adds it here.
+ * bytes/prefetched counts every measured start; probed/resident only the
+ * starts seen as they happened (exec events), when the page cache could be
+ * asked before the program loaded anything, and only the files whose
+ * residency the kernel would tell.
+ */
+typedef struct ExeHits {
+	guint64 starts;       /* starts seen */
+	guint64 checks;       /* of those, starts whose learned set was measured */
+	guint64 bytes;        /* learned-set bytes, summed over the checks */
+	guint64 prefetched;   /* of bytes, in the daemon's last prefetch */
+	guint64 probed;       /* learned-set bytes whose residency was probed */
+	guint64 resident;     /* of probed, resident just before the start */
+} ExeHits;
 
 typedef struct Markov Markov;
 
@@ -83,6 +108,7 @@ typedef struct Exe {
 	double time;          /* seconds it has been seen running */
 	gint64 update_time;   /* model time it was last seen running */
 	GArray *exemaps;      /* ExeMap, each holding a map reference */
+	ExeHits hits;         /* prefetch hits at its starts */
 
 	/* runtime */
 	GPtrArray *chains;    /* Markov *, shared with the other exe */
@@ -93,6 +119,7 @@ typedef struct Exe {
 	double lnprob;        /* ln P(not needed soon), this cycle */
 	guint seq;            /* index while saving or loading */
 	guint score_stamp;    /* model->score_stamp when it last got a bid */
+	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
 } Exe;
 
 /*
@@ -178,6 +205,8 @@ typedef struct Model {
 	guint score_stamp;       /* counts prophet_score() calls */
 	GPtrArray *scored_exes;  /* Exe * that got a bid in the last scoring */
 	GPtrArray *candidates;   /* Map * scored by the last scoring */
+
+	guint64 prefetch_seq;    /* number of the last prefetch; maps it read carry it */
 } Model;
 
 /* ---- maps ---- */
@@ -200,6 +229,8 @@ void exe_free(Exe *exe);
 void exe_add_map(Model *model, Exe *exe, Map *map, double prob);
 /* Removes exe's i-th use (dropping its reference); later uses move down. */
 void exe_remove_map(Model *model, Exe *exe, guint i);
+/* The same, for a use learned another way than from /proc/PID/maps. */
+void exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin origin);
 gboolean exe_is_running(const Model *model, const Exe *exe);
 /*
  * Whether exe runs (almost) always: at least MODEL_CONSTANT_SHARE of the
@@ -293,6 +324,19 @@ void model_exe_changed(Model *model, Exe *exe, gint64 now);
  * exes and their chains only.
  */
 void model_account(Model *model, gint64 now);
+
+/*
+ * Adds one measured start to hits: `bytes` of the learned set, of which
+ * `prefetched` were in the last prefetch and `probed` could be looked up
+ * in the page cache (0 if it was not asked), of which `resident` were
+ * resident. Parts larger than their whole are clamped to it; counters
+ * saturate.
+ */
+void exe_hits_add(ExeHits *hits, guint64 bytes, guint64 prefetched,
+		  guint64 probed, guint64 resident);
+/* resident / probed and prefetched / bytes as fractions; 0 when nothing was measured. */
+double exe_hits_resident_ratio(const ExeHits *hits);
+double exe_hits_prefetched_ratio(const ExeHits *hits);
 
 /*
  * Ages the model from model->aged_time to now: every running time, the

@@ -18,6 +18,15 @@
  * expected to increase: "running" means "seen by the scan at
  * model->last_running_timestamp".
  *
+ * Starts seen as they happen (exec events from the watcher) join the next
+ * scan as if the scan had seen those programs running: "running at a
+ * scan" then means "alive at the scan, or started since the previous
+ * one". That is the decision that puts short-lived programs into the
+ * chains: a compiler that a build runs a hundred times a cycle runs, for
+ * the model, during every cycle the build runs, and is predicted with it.
+ * Its running time is over-counted (a cycle per cycle in which it ran),
+ * which is the quantum the model counts every program in anyway.
+ *
  * Learning does not stop at admission (0.6.4 froze an exe's maps at first
  * sight): a known exe that starts again has its maps read once more, new
  * libraries are added and ranges it stopped mapping are dropped after a
@@ -40,6 +49,7 @@
 #include <sys/stat.h>
 
 #include "proc.h"
+#include "watch.h"
 
 #define MEMFD_PREFIX "/memfd:"
 
@@ -66,6 +76,10 @@ struct Spy {
 
 	guint sweep;              /* next index of model->map_list to check */
 	gint64 maintained;        /* model time of the last maintenance, -1 none */
+
+	/* filled between scans by exec events, consumed by the next scan */
+	GHashTable *execs;        /* path (owned) -> scans left to wait for admission */
+	gboolean count_starts;    /* the update counts starts in the hit figures */
 	SpyStats stats;
 };
 
@@ -152,6 +166,8 @@ spy_new(void)
 	spy->restarted = g_ptr_array_new_with_free_func(new_exe_free);
 	spy->maintained = -1;
 	spy->stats.maintained_at = -1;
+	spy->execs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	spy->count_starts = TRUE;
 	return spy;
 }
 
@@ -166,7 +182,16 @@ spy_free(Spy *spy)
 	g_hash_table_unref(spy->new_paths);
 	g_ptr_array_unref(spy->new_exes);
 	g_ptr_array_unref(spy->restarted);
+	g_hash_table_unref(spy->execs);
 	g_free(spy);
+}
+
+void
+spy_set_count_starts(Spy *spy, gboolean count)
+{
+	g_return_if_fail(spy != NULL);
+
+	spy->count_starts = count;
 }
 
 void
@@ -220,6 +245,26 @@ spy_begin_scan(Spy *spy, Model *model, gint64 now)
 	spy->stats.processes = 0;
 }
 
+/* A known exe runs at this scan. */
+/* Marks a known exe as seen by this scan; TRUE if that is a start. */
+static gboolean
+mark_seen(Spy *spy, Model *model, Exe *exe)
+{
+	gboolean started;
+
+	/* Many processes may run one exe; the first one decides. */
+	if (!g_hash_table_add(spy->seen, exe))
+		return FALSE;
+	g_ptr_array_add(spy->seen_order, exe);
+	/* Decided before running_timestamp is moved to this scan. */
+	started = !exe_is_running(model, exe);
+	if (started)
+		g_ptr_array_add(spy->changed, g_strdup(exe->path));
+	exe->running_timestamp = spy->scan_time;
+	exe->update_time = spy->scan_time;
+	return started;
+}
+
 void
 spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char *raw_exe)
 {
@@ -238,22 +283,14 @@ spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char 
 
 	exe = model_lookup_exe(model, path);
 	if (exe) {
-		/* Many processes may run one exe; the first one decides. */
-		if (!g_hash_table_add(spy->seen, exe))
-			return;
-		g_ptr_array_add(spy->seen_order, exe);
-		/* Decided before running_timestamp is moved to this scan. */
-		if (!exe_is_running(model, exe)) {
+		/* A start: its maps are read again, from this process. */
+		if (mark_seen(spy, model, exe)) {
 			NewExe *ne = g_new0(NewExe, 1);
 
-			g_ptr_array_add(spy->changed, g_strdup(exe->path));
-			/* A start: its maps are read again, from this process. */
 			ne->path = g_strdup(exe->path);
 			ne->pid = pid;
 			g_ptr_array_add(spy->restarted, ne);
 		}
-		exe->running_timestamp = spy->scan_time;
-		exe->update_time = spy->scan_time;
 		return;
 	}
 
@@ -280,6 +317,30 @@ spy_end_scan(Spy *spy, Model *model, gint64 now)
 	/* The scan time set by spy_begin_scan() is the one that counts; now
 	 * is the same in the daemon and in a replay. */
 	(void)now;
+
+	/*
+	 * Programs started since the last scan ran in this interval, alive
+	 * or not. One not admitted yet waits for its read set a little.
+	 */
+	{
+		GHashTableIter iter;
+		gpointer key, value;
+
+		g_hash_table_iter_init(&iter, spy->execs);
+		while (g_hash_table_iter_next(&iter, &key, &value)) {
+			Exe *exe = model_lookup_exe(model, key);
+			int left = GPOINTER_TO_INT(value) - 1;
+
+			/* A start seen only as an event: its process may be gone,
+			 * so its maps are not read again (its reads are learned). */
+			if (exe)
+				(void)mark_seen(spy, model, exe);
+			if (exe || left <= 0)
+				g_hash_table_iter_remove(&iter);
+			else
+				g_hash_table_iter_replace(&iter, GINT_TO_POINTER(left));
+		}
+	}
 
 	/* Running at the last scan and not seen by this one: stopped. */
 	for (guint i = 0; i < model->running->len; i++) {
@@ -523,13 +584,17 @@ refresh_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 		if (g_hash_table_add(seen, map))
 			g_ptr_array_add(learned, map);
 	}
-	/* The ones it had: confirmed, or one more run without them. */
+	/*
+	 * The ones it had: confirmed, or one more run without them. Ranges
+	 * learned from start-up reads are not in the maps file: only the
+	 * mapped ones can be missed.
+	 */
 	for (guint i = exe->exemaps->len; i-- > 0;) {
 		ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
 
 		if (g_hash_table_remove(seen, em->map)) {
 			em->missed = 0;
-		} else if (++em->missed >= SPY_MISSED_RUNS) {
+		} else if (em->origin == EXEMAP_MAPPED && ++em->missed >= SPY_MISSED_RUNS) {
 			exe_remove_map(model, exe, i);
 			spy->stats.maps_removed++;
 		}
@@ -637,6 +702,27 @@ maintenance_period(const Conf *conf)
 	return period;
 }
 
+/*
+ * A start found by the scan: only "was it in the last prefetch" can be
+ * told now. That prefetch was chosen before the scan saw the start, which
+ * is the one that counts.
+ */
+static void
+count_start(Model *model, Exe *exe)
+{
+	guint64 bytes = 0, prefetched = 0;
+
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
+
+		bytes += map->length;
+		if (model->prefetch_seq != 0 && map->prefetch_seq == model->prefetch_seq)
+			prefetched += map->length;
+	}
+	exe->hits.starts++;
+	exe_hits_add(&exe->hits, bytes, prefetched, 0, 0);
+}
+
 void
 spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 {
@@ -680,6 +766,12 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 			g_ptr_array_add(changed, exe);
 	}
 	model_exes_changed(model, (Exe *const *)changed->pdata, changed->len, spy->scan_time);
+	for (guint i = 0; spy->count_starts && i < changed->len; i++) {
+		Exe *exe = g_ptr_array_index(changed, i);
+
+		if (exe_is_running(model, exe))
+			count_start(model, exe);
+	}
 
 	/* 2. New executables, in the order the scan met them, so that a
 	 *    replay builds the same chains. */
@@ -712,5 +804,213 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 	check_map_files(spy, model, conf, stat_cache);
 	model_account(model, now);
 	model_expire_bad_exes(model, now, conf->autosave);
+	model->dirty = TRUE;
+}
+
+/* ---- starts and read sets from the watcher ------------------------------------ */
+
+void
+spy_saw_exec(Spy *spy, Model *model, const Conf *conf, const char *exe_path)
+{
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+	g_return_if_fail(exe_path != NULL);
+
+	if (!conf_prefix_accepts(conf->exeprefix, exe_path) ||
+	    g_hash_table_contains(model->bad_exes, exe_path))
+		return;
+	/* Two scans: the next one, and one more if it is admitted in between. */
+	g_hash_table_replace(spy->execs, g_strdup(exe_path), GINT_TO_POINTER(2));
+}
+
+/* A byte interval [start, end) of one file. */
+typedef struct {
+	guint64 start, end;
+} Interval;
+
+static gint
+compare_intervals(gconstpointer a, gconstpointer b)
+{
+	const Interval *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void
+free_intervals(gpointer data)
+{
+	g_array_unref(data);
+}
+
+/*
+ * Appends to pieces the parts of [start, end) that no interval in `have`
+ * (sorted by start) covers.
+ */
+static void
+subtract_intervals(guint64 start, guint64 end, const GArray *have, GArray *pieces)
+{
+	guint64 cur = start;
+
+	for (guint i = 0; have && i < have->len && cur < end; i++) {
+		const Interval *iv = &g_array_index(have, Interval, i);
+
+		if (iv->end <= cur)
+			continue;
+		if (iv->start >= end)
+			break;
+		if (iv->start > cur) {
+			Interval piece = { cur, iv->start };
+
+			g_array_append_val(pieces, piece);
+		}
+		cur = MAX(cur, iv->end);
+	}
+	if (cur < end) {
+		Interval piece = { cur, end };
+
+		g_array_append_val(pieces, piece);
+	}
+}
+
+void
+spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path,
+		  const GArray *ranges, gint64 now)
+{
+	g_autoptr(GHashTable) have = NULL;        /* path -> GArray of Interval */
+	g_autoptr(GHashTable) read_paths = NULL;  /* paths the exe learned from reads */
+	g_autoptr(GHashTable) stat_cache = NULL;
+	g_autoptr(GArray) add = NULL;             /* WatchRange to add, borrowed paths */
+	guint64 max_bytes, read_bytes = 0, added = 0;
+	guint max_files;
+	Exe *exe;
+
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+	g_return_if_fail(exe_path != NULL);
+	g_return_if_fail(ranges != NULL);
+
+	if (!conf_prefix_accepts(conf->exeprefix, exe_path))
+		return;
+	exe = model_lookup_exe(model, exe_path);
+	if (!exe && (!conf->learnexec || g_hash_table_contains(model->bad_exes, exe_path)))
+		return;
+
+	max_files = (guint)CLAMP(conf->maxreadfiles, 0, G_MAXUINT);
+	max_bytes = (guint64)MAX(conf->maxreadkb, 0) * 1024;
+	have = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_intervals);
+	read_paths = g_hash_table_new(g_str_hash, g_str_equal);
+	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	add = g_array_new(FALSE, FALSE, sizeof(WatchRange));
+
+	/* What the exe has: every range (to add only what is new), and its read set's size. */
+	for (guint i = 0; exe && i < exe->exemaps->len; i++) {
+		const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+		GArray *list = g_hash_table_lookup(have, em->map->path);
+		Interval iv = { em->map->offset, em->map->offset + em->map->length };
+
+		if (!list) {
+			list = g_array_new(FALSE, FALSE, sizeof(Interval));
+			g_hash_table_insert(have, em->map->path, list);
+		}
+		g_array_append_val(list, iv);
+		if (em->origin == EXEMAP_READ) {
+			g_hash_table_add(read_paths, em->map->path);
+			read_bytes += em->map->length;
+		}
+	}
+	{
+		GHashTableIter iter;
+		gpointer value;
+
+		g_hash_table_iter_init(&iter, have);
+		while (g_hash_table_iter_next(&iter, NULL, &value))
+			g_array_sort(value, compare_intervals);
+	}
+
+	for (guint i = 0; i < ranges->len; i++) {
+		const WatchRange *r = &g_array_index(ranges, WatchRange, i);
+		g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(Interval));
+		GArray *list;
+		guint64 end;
+
+		if (!r->path || r->path[0] != '/' || r->length == 0 ||
+		    r->length > G_MAXUINT64 - r->offset ||
+		    g_str_has_prefix(r->path, MEMFD_PREFIX) ||
+		    !conf_prefix_accepts(conf->mapprefix, r->path))
+			continue;
+		end = r->offset + r->length;
+		list = g_hash_table_lookup(have, r->path);
+		subtract_intervals(r->offset, end, list, pieces);
+		if (pieces->len == 0)
+			continue;
+		/* A file new to the read set needs room under the file cap. */
+		if (!g_hash_table_contains(read_paths, r->path)) {
+			if (g_hash_table_size(read_paths) >= max_files ||
+			    !file_state(spy, stat_cache, r->path)->usable)
+				continue;
+			g_hash_table_add(read_paths, r->path);
+		}
+		if (!list) {
+			list = g_array_new(FALSE, FALSE, sizeof(Interval));
+			g_hash_table_insert(have, r->path, list);
+		}
+		for (guint k = 0; k < pieces->len && read_bytes < max_bytes; k++) {
+			Interval *p = &g_array_index(pieces, Interval, k);
+			WatchRange w;
+
+			p->end = MIN(p->end, p->start + (max_bytes - read_bytes));
+			w.path = r->path;
+			w.offset = p->start;
+			w.length = p->end - p->start;
+			g_array_append_val(add, w);
+			g_array_append_val(list, *p);
+			read_bytes += w.length;
+			added += w.length;
+		}
+		g_array_sort(list, compare_intervals);
+	}
+
+	if (!exe) {
+		/* An unknown program: its read set is all that is known of it. */
+		if (added < (guint64)MAX(conf->minsize, 0)) {
+			model_add_bad_exe(model, exe_path, added, now);
+			g_hash_table_remove(spy->execs, exe_path);
+			spy->stats.too_small++;
+			g_debug("started exe %s: %" G_GUINT64_FORMAT " bytes read at start-up, "
+				"below minsize, not modelled for now", exe_path, added);
+			return;
+		}
+		exe = exe_new(exe_path, FALSE, now);
+	}
+
+	for (guint i = 0; i < add->len; i++) {
+		const WatchRange *w = &g_array_index(add, WatchRange, i);
+		const FileState *state = file_state(spy, stat_cache, w->path);
+		Map *map = model_lookup_map(model, w->path, w->offset, w->length);
+
+		if (map)
+			map->update_time = MAX(map->update_time, now);
+		else
+			map = map_new(w->path, w->offset, w->length, now);
+		/* Read now: valid for the file there now. */
+		map->stale = FALSE;
+		if (map_file_id_is_known(&state->id))
+			map->file = state->id;
+		exe_add_map_origin(model, exe, map, 1.0, EXEMAP_READ);
+	}
+
+	if (!model_lookup_exe(model, exe_path)) {
+		g_debug("started exe %s: admitted from its start-up reads, %u ranges, %"
+			G_GUINT64_FORMAT " bytes", exe_path, add->len, added);
+		/* Not running: its chains come with its first scan (model_link_exe). */
+		model_add_exe(model, exe, now, conf->allpairs);
+		spy->stats.learned_admitted++;
+	} else if (add->len > 0) {
+		g_debug("exe %s: %u ranges, %" G_GUINT64_FORMAT " bytes learned from its start-up reads",
+			exe_path, add->len, added);
+	}
+	spy->stats.learned++;
 	model->dirty = TRUE;
 }

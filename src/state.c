@@ -44,8 +44,8 @@ G_DEFINE_QUARK(preload-state-error-quark, state_error)
 /* A MARKOV line: tag, a, b, time, 4 taus, 16 weights. */
 #define MAX_FIELDS 24
 
-/* The first version with FILE records and the aged total time. */
-#define STATE_VERSION_FILES 2
+/* Version 2: FILE and HITS records, the aged total time, EXEMAP origins and runs. */
+#define STATE_VERSION_2 2
 
 /*
  * No valid line comes near this: the longest is a record holding a URI of
@@ -67,6 +67,7 @@ typedef enum {
 	SECTION_EXE,
 	SECTION_EXEMAP,
 	SECTION_MARKOV,
+	SECTION_HITS,
 	SECTION_BADEXE,
 } Section;
 
@@ -76,6 +77,7 @@ static const char *const section_tags[] = {
 	[SECTION_EXE] = "EXE",
 	[SECTION_EXEMAP] = "EXEMAP",
 	[SECTION_MARKOV] = "MARKOV",
+	[SECTION_HITS] = "HITS",
 	[SECTION_BADEXE] = "BADEXE",
 };
 
@@ -379,7 +381,7 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "map range %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
 				 " is beyond the largest file offset", offset, length);
-	if (ld->version >= STATE_VERSION_FILES) {
+	if (ld->version >= STATE_VERSION_2) {
 		gint file_idx;
 
 		if (!field_index(ld, f[5], "file index", &file_idx, error))
@@ -443,25 +445,27 @@ load_exe(Loader *ld, char **f, guint nf, GError **error)
 }
 
 /*
- * EXEMAP <exe idx> <map idx> <prob> <count>: the exe uses the maps
- * map idx .. map idx + count - 1, each with probability prob
- * (version 1 and 0.6.4: EXEMAP <exe idx> <map idx> <prob>, one map)
+ * EXEMAP <exe idx> <map idx> <prob> <origin> <count>: the exe uses the
+ * maps map idx .. map idx + count - 1, each with probability prob, learned
+ * the way origin says
+ * (version 1 and 0.6.4: EXEMAP <exe idx> <map idx> <prob>, one mapped map)
  */
 static gboolean
 load_exemap(Loader *ld, char **f, guint nf, GError **error)
 {
 	gint exe_idx, map_idx;
+	gint64 origin = EXEMAP_MAPPED;
 	gint64 count = 1;
 	double prob;
 	Exe *exe;
 
-	(void)nf;
 	if (!field_index(ld, f[1], "exe index", &exe_idx, error) ||
 	    !field_index(ld, f[2], "map index", &map_idx, error) ||
 	    !field_double(ld, f[3], "probability", 0, 1, &prob, error))
 		return FALSE;
-	if (ld->version >= STATE_VERSION_FILES &&
-	    !field_int(ld, f[4], "map count", 1, MAX_INDEX, &count, error))
+	if (ld->version >= STATE_VERSION_2 &&
+	    (!field_int(ld, f[4], "map origin", EXEMAP_MAPPED, EXEMAP_READ, &origin, error) ||
+	     !field_int(ld, f[5], "map count", 1, MAX_INDEX, &count, error)))
 		return FALSE;
 	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(exe_idx))))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", exe_idx);
@@ -479,7 +483,7 @@ load_exemap(Loader *ld, char **f, guint nf, GError **error)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown map index %d", idx);
 		/* exe_add_map() ignores a second use of the same map; that is a bad file. */
 		before = exe->exemaps->len;
-		exe_add_map(ld->model, exe, map, prob);
+		exe_add_map_origin(ld->model, exe, map, prob, (ExeMapOrigin)origin);
 		if (exe->exemaps->len == before)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT,
 					 "duplicate use of map %d by exe %d", idx, exe_idx);
@@ -510,7 +514,7 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 		if (!field_double(ld, f[4 + s], "mean sojourn", 0, G_MAXDOUBLE, &tau[s], error))
 			return FALSE;
 	}
-	if (ld->version >= STATE_VERSION_FILES) {
+	if (ld->version >= STATE_VERSION_2) {
 		int field = 8;
 
 		for (int s = 0; s < 4; s++) {
@@ -548,6 +552,44 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 	markov->time = time;
 	memcpy(markov->time_to_leave, tau, sizeof(tau));
 	memcpy(markov->weight, weight, sizeof(weight));
+	return TRUE;
+}
+
+/* HITS <exe idx> <starts> <checks> <bytes> <prefetched> <probed> <resident> */
+static gboolean
+load_hits(Loader *ld, char **f, guint nf, GError **error)
+{
+	static const char *const names[6] = {
+		"start count", "check count", "byte count", "prefetched byte count",
+		"probed byte count", "resident byte count",
+	};
+	guint64 v[6];
+	gint idx;
+	Exe *exe;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "exe index", &idx, error))
+		return FALSE;
+	for (int i = 0; i < 6; i++) {
+		if (!field_uint(ld, f[2 + i], names[i], G_MAXUINT64, &v[i], error))
+			return FALSE;
+	}
+	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", idx);
+	if (exe->hits.starts || exe->hits.checks || exe->hits.bytes || exe->hits.probed)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate hits of exe %d", idx);
+	/* Parts never exceed their whole; a file that says so was not written by us. */
+	if (v[1] > v[0] || v[3] > v[2] || v[5] > v[4] || v[4] > v[2])
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "inconsistent hits of exe %d (a part exceeds its whole)", idx);
+	if (v[0] == 0)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "hits of exe %d without starts", idx);
+	exe->hits.starts = v[0];
+	exe->hits.checks = v[1];
+	exe->hits.bytes = v[2];
+	exe->hits.prefetched = v[3];
+	exe->hits.probed = v[4];
+	exe->hits.resident = v[5];
 	return TRUE;
 }
 
@@ -590,8 +632,9 @@ static const struct {
 	{ "FILE", SECTION_FILE, 7, 0, 0, load_file },
 	{ "MAP", SECTION_MAP, 6, 6, 7, load_map },
 	{ "EXE", SECTION_EXE, 5, 5, 6, load_exe },
-	{ "EXEMAP", SECTION_EXEMAP, 5, 4, 4, load_exemap },
+	{ "EXEMAP", SECTION_EXEMAP, 6, 4, 4, load_exemap },
 	{ "MARKOV", SECTION_MARKOV, 20, 24, 24, load_markov },
+	{ "HITS", SECTION_HITS, 8, 0, 0, load_hits },
 	{ "BADEXE", SECTION_BADEXE, 4, 4, 4, load_badexe },
 };
 
@@ -697,7 +740,7 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 
 	{
 		/* Version 2 adds the aged total time. */
-		guint want = ld->version >= STATE_VERSION_FILES ? 4 : 3;
+		guint want = ld->version >= STATE_VERSION_2 ? 4 : 3;
 
 		if (nf != want)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT,
@@ -712,7 +755,7 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 	 * they are consistent with.
 	 */
 	ld->model->total_time = (double)time;
-	if (ld->version >= STATE_VERSION_FILES &&
+	if (ld->version >= STATE_VERSION_2 &&
 	    !field_double(ld, f[3], "total time", 0, G_MAXDOUBLE, &ld->model->total_time, error))
 		return FALSE;
 	/* Values in the file are aged up to the model time. */
@@ -867,10 +910,9 @@ load_stream(Loader *ld, FILE *file, GError **error)
 Model *
 state_load(const char *path, GError **error)
 {
-	Loader ld;
 	struct stat st;
 	FILE *file;
-	gboolean ok;
+	Model *model;
 	int fd;
 
 	g_return_val_if_fail(path != NULL, NULL);
@@ -914,9 +956,23 @@ state_load(const char *path, GError **error)
 		return NULL;
 	}
 
-	loader_init(&ld, path);
-	ok = load_stream(&ld, file, error);
+	model = state_load_stream(file, path, error);
 	fclose(file);
+	return model;
+}
+
+Model *
+state_load_stream(FILE *file, const char *name, GError **error)
+{
+	Loader ld;
+	gboolean ok;
+
+	g_return_val_if_fail(file != NULL, NULL);
+	g_return_val_if_fail(name != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	loader_init(&ld, name);
+	ok = load_stream(&ld, file, error);
 	return loader_finish(&ld, ok);
 }
 
@@ -1135,7 +1191,7 @@ state_format(Model *model)
 			}
 			g_string_append_printf(out, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
 			append_double(out, prob);
-			g_string_append_printf(out, "\t%u\n", count);
+			g_string_append_printf(out, "\t%d\t%u\n", em->origin == EXEMAP_READ ? 1 : 0, count);
 			records++;
 			j += count;
 		}
@@ -1167,6 +1223,25 @@ state_format(Model *model)
 			g_string_append_c(out, '\n');
 			records++;
 		}
+	}
+
+	/* Only exes with starts: most programs of a maps scanner have none. */
+	for (guint i = 0; i < exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(exes, i);
+		ExeHits h = exe->hits;
+
+		if (exe->seq >= G_MAXUINT - 1 || h.starts == 0)
+			continue;
+		/* What the loader checks, whatever a bug or a saturation did. */
+		h.checks = MIN(h.checks, h.starts);
+		h.prefetched = MIN(h.prefetched, h.bytes);
+		h.probed = MIN(h.probed, h.bytes);
+		h.resident = MIN(h.resident, h.probed);
+		g_string_append_printf(out, "HITS\t%u\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\n", exe->seq, h.starts, h.checks,
+				       h.bytes, h.prefetched, h.probed, h.resident);
+		records++;
 	}
 
 	bad_paths = g_ptr_array_new();
@@ -1241,9 +1316,20 @@ state_save(Model *model, const char *path, GError **error)
 	if (g_mkdir_with_parents(dir, 0755) < 0)
 		return save_fail(error, path, "cannot create its directory", errno);
 
-	/* Beside the target, so the rename stays within one file system. */
-	tmp = g_strdup_printf("%s.XXXXXX", path);
-	fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0600);
+	/*
+	 * Beside the target, so the rename stays within one file system. The
+	 * name is fixed, not random: a save cut short by a crash or SIGKILL
+	 * leaves its temporary file behind, and with one name there is at
+	 * most one such file, which the next save removes, instead of one
+	 * more per crash. Only one process saves to a path (the daemon holds
+	 * "<path>.lock"). The unlink and O_EXCL make the file new, ours and
+	 * 0600 even if something else sits at that name; a symlink there is
+	 * removed, never followed.
+	 */
+	tmp = g_strconcat(path, STATE_TEMP_SUFFIX, NULL);
+	if (g_unlink(tmp) < 0 && errno != ENOENT)
+		return save_fail(error, path, "cannot remove the old temporary file", errno);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return save_fail(error, path, "cannot create a temporary file", errno);
 

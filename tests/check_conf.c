@@ -105,6 +105,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
 	ck_assert_int_eq(conf->memcached, 0);
+	ck_assert_int_eq(conf->memavailable, 0);
 	ck_assert_int_eq(conf->halflife, 168);
 	ck_assert_int_eq(conf->maxage, 90);
 	ck_assert_int_eq(conf->follow, 1800);
@@ -114,6 +115,9 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->autosave, 3600);
 	ck_assert_int_eq(conf->maxprocs, 30);
 	ck_assert_int_eq(conf->sortstrategy, 3);
+	ck_assert_int_eq(conf->checkresidency, TRUE);
+	ck_assert_int_eq(conf->minavailable, 5);
+	ck_assert_int_eq(conf->maxpressure, 10);
 	assert_strv_eq(conf->mapprefix, default_mapprefix);
 	assert_strv_eq(conf->exeprefix, default_exeprefix);
 }
@@ -132,6 +136,7 @@ START_TEST(test_load_every_key)
 		"memtotal = -100\n"
 		"memfree = 100\n"
 		"memcached = 25\n"
+		"memavailable = -40\n"
 		"halflife = 0\n"
 		"maxage = 36500\n"
 		"follow = 0\n"
@@ -144,7 +149,10 @@ START_TEST(test_load_every_key)
 		"mapprefix = /opt/ ; !/opt/secret/;\n"
 		"exeprefix =\n"
 		"maxprocs = 0\n"
-		"sortstrategy = 1\n");
+		"sortstrategy = 1\n"
+		"checkresidency = false\n"
+		"minavailable = 100\n"
+		"maxpressure = 0\n");
 	static const char *const want_map[] = { "/opt/", "!/opt/secret/", NULL };
 	static const char *const want_empty[] = { NULL };
 
@@ -156,6 +164,7 @@ START_TEST(test_load_every_key)
 	ck_assert_int_eq(conf->memtotal, -100);
 	ck_assert_int_eq(conf->memfree, 100);
 	ck_assert_int_eq(conf->memcached, 25);
+	ck_assert_int_eq(conf->memavailable, -40);
 	ck_assert_int_eq(conf->halflife, 0);
 	ck_assert_int_eq(conf->maxage, 36500);
 	ck_assert_int_eq(conf->follow, 0);
@@ -167,6 +176,9 @@ START_TEST(test_load_every_key)
 	assert_strv_eq(conf->exeprefix, want_empty);
 	ck_assert_int_eq(conf->maxprocs, 0);
 	ck_assert_int_eq(conf->sortstrategy, 1);
+	ck_assert_int_eq(conf->checkresidency, FALSE);
+	ck_assert_int_eq(conf->minavailable, 100);
+	ck_assert_int_eq(conf->maxpressure, 0);
 	ck_assert_uint_eq(captured->len, 0);
 }
 END_TEST
@@ -181,23 +193,21 @@ static const struct {
 	const char *warning;   /* after "PATH: " */
 } bad_values[] = {
 	{ "model", "cycle = abc",
-	  "[model] cycle = 'abc' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = 'abc' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 0",
-	  "[model] cycle = '0' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
-	{ "model", "cycle = 1",
-	  "[model] cycle = '1' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '0' is invalid: out of range (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 3601",
-	  "[model] cycle = '3601' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '3601' is invalid: out of range (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 20x",
-	  "[model] cycle = '20x' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '20x' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 99999999999999999999",
-	  "[model] cycle = '99999999999999999999' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '99999999999999999999' is invalid: out of range (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle =",
-	  "[model] cycle = '' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 0x10",
-	  "[model] cycle = '0x10' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '0x10' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 2 0",
-	  "[model] cycle = '2 0' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '2 0' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "memfree = 101",
 	  "[model] memfree = '101' is invalid: out of range (allowed -100..100 percent); keeping 11" },
 	{ "model", "usecorrelation = maybe",
@@ -216,6 +226,14 @@ static const struct {
 	  "[system] maxprocs = '-1' is invalid: out of range (allowed 0..1024 threads); keeping 2" },
 	{ "system", "sortstrategy = 4",
 	  "[system] sortstrategy = '4' is invalid: out of range (allowed 0..3); keeping 0" },
+	{ "model", "memavailable = -101",
+	  "[model] memavailable = '-101' is invalid: out of range (allowed -100..100 percent); keeping -7" },
+	{ "system", "minavailable = -1",
+	  "[system] minavailable = '-1' is invalid: out of range (allowed 0..100 percent); keeping 3" },
+	{ "system", "maxpressure = 101",
+	  "[system] maxpressure = '101' is invalid: out of range (allowed 0..100 percent); keeping 20" },
+	{ "system", "checkresidency = yes",
+	  "[system] checkresidency = 'yes' is invalid: not a boolean (allowed true, false, 1 or 0); keeping false" },
 	{ "system", "mapprefix = /usr/\\x",
 	  "[system] mapprefix = '/usr/\\x' is invalid: a bad '\\' escape, or not UTF-8 "
 	  "(allowed a ';'-separated list of path prefixes); keeping '/srv/;!/'" },
@@ -237,6 +255,10 @@ START_TEST(test_bad_value_keeps_previous)
 	conf->usecorrelation = FALSE;
 	conf->maxprocs = 2;
 	conf->sortstrategy = 0;
+	conf->memavailable = -7;
+	conf->minavailable = 3;
+	conf->maxpressure = 20;
+	conf->checkresidency = FALSE;
 	g_strfreev(conf->mapprefix);
 	conf->mapprefix = g_strsplit("/srv/;!/", ";", -1);
 
@@ -259,6 +281,31 @@ START_TEST(test_bad_value_keeps_previous)
 	want = g_strdup_printf("warning|%s: %s", path, bad_values[_i].warning);
 	ck_assert_uint_eq(captured->len, 1);
 	ck_assert_str_eq(captured->pdata[0], want);
+}
+END_TEST
+
+/*
+ * conf_load_data() reads exactly `len` bytes: the buffer need not end in
+ * NUL, and what lies past len is not part of the file. Here the "9" after
+ * len would make cycle 79 and the "x" would make the next line garbage.
+ */
+START_TEST(test_load_data_respects_length)
+{
+	static const char text[] = "[model]\ncycle = 7\n[system]\nautosave = 120\n9x";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) conf = conf_new();
+
+	ck_assert(conf_load_data(conf, text, sizeof(text) - 3, "buffer", &error));
+	ck_assert_int_eq(conf->cycle, 7);
+	ck_assert_int_eq(conf->autosave, 120);
+
+	/* An empty file is no error and changes nothing (cycle stays 7). */
+	ck_assert(conf_load_data(conf, NULL, 0, "empty", &error));
+	ck_assert_int_eq(conf->cycle, 7);
+
+	/* A 1-second cycle is allowed: the soak and churn tests run at it. */
+	ck_assert(conf_load_data(conf, "[model]\ncycle=1", 16, "one", &error));
+	ck_assert_int_eq(conf->cycle, 1);
 }
 END_TEST
 
@@ -529,6 +576,7 @@ static const char default_dump[] =
 	"memtotal = -10\n"
 	"memfree = 50\n"
 	"memcached = 0\n"
+	"memavailable = 0\n"
 	"halflife = 168\n"
 	"maxage = 90\n"
 	"follow = 1800\n"
@@ -542,7 +590,15 @@ static const char default_dump[] =
 	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
 	"maxprocs = 30\n"
 	"sortstrategy = 3\n"
-	"tracefile = \n";
+	"checkresidency = true\n"
+	"minavailable = 5\n"
+	"maxpressure = 10\n"
+	"tracefile = \n"
+	"learnreads = true\n"
+	"learnexec = true\n"
+	"startupwindow = 5\n"
+	"maxreadfiles = 256\n"
+	"maxreadkb = 65536\n";
 
 START_TEST(test_dump_defaults)
 {
@@ -595,7 +651,7 @@ START_TEST(test_template)
 
 	ck_assert_ptr_nonnull(strstr(text, "\n[model]\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\n[system]\n"));
-	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 2..3600.\ncycle = 20\n"));
+	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 1..3600.\ncycle = 20\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: true; either true or false.\nusecorrelation = true\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: 3; range: 0..3.\nsortstrategy = 3\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nmapprefix = /usr/;/lib;/var/cache/;!/\n"));
@@ -648,24 +704,24 @@ END_TEST
 START_TEST(test_describe)
 {
 	g_autoptr(GPtrArray) rows = conf_describe();
-	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort;
+	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 10 keys in [model], 8 in [system] */
-	ck_assert_uint_eq(rows->len, 18);
+	/* 11 keys in [model], 16 in [system] */
+	ck_assert_uint_eq(rows->len, 27);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
 	ck_assert_str_eq(cycle->type, "integer");
 	ck_assert_str_eq(cycle->unit, "seconds");
 	ck_assert_str_eq(cycle->default_text, "20");
-	ck_assert_int_eq(cycle->min, 2);
+	ck_assert_int_eq(cycle->min, 1);
 	ck_assert_int_eq(cycle->max, 3600);
 	ck_assert(strlen(cycle->doc) > 20);
 	usecorr = rows->pdata[1];
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
 	{
-		const ConfKeyInfo *halflife = rows->pdata[6], *allpairs = rows->pdata[9];
+		const ConfKeyInfo *halflife = rows->pdata[7], *allpairs = rows->pdata[10];
 
 		ck_assert_str_eq(halflife->key, "halflife");
 		ck_assert_str_eq(halflife->unit, "hours");
@@ -674,14 +730,30 @@ START_TEST(test_describe)
 		ck_assert_str_eq(allpairs->key, "allpairs");
 		ck_assert_str_eq(allpairs->default_text, "false");
 	}
-	mapprefix = rows->pdata[13];
+	mapprefix = rows->pdata[14];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[16];
+	sort = rows->pdata[17];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
+	avail = rows->pdata[6];
+	ck_assert_str_eq(avail->key, "memavailable");
+	ck_assert_str_eq(avail->default_text, "0");
+	ck_assert_int_eq(avail->min, -100);
+	ck_assert_int_eq(avail->max, 100);
+	pressure = rows->pdata[20];
+	ck_assert_str_eq(pressure->key, "maxpressure");
+	ck_assert_str_eq(pressure->unit, "percent");
+	ck_assert_str_eq(pressure->default_text, "10");
+	ck_assert_int_eq(pressure->min, 0);
+	ck_assert_int_eq(pressure->max, 100);
+	window = rows->pdata[24];
+	ck_assert_str_eq(window->key, "startupwindow");
+	ck_assert_str_eq(window->unit, "seconds");
+	ck_assert_int_eq(window->min, 1);
+	ck_assert_int_eq(window->max, 600);
 }
 END_TEST
 
@@ -1136,6 +1208,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_every_key);
 	tcase_add_loop_test(tc, test_bad_value_keeps_previous, 0, G_N_ELEMENTS(bad_values));
 	tcase_add_test(tc, test_values_are_trimmed);
+	tcase_add_test(tc, test_load_data_respects_length);
 	tcase_add_test(tc, test_processes_alias);
 	tcase_add_test(tc, test_processes_alias_bad_value);
 	tcase_add_test(tc, test_processes_alias_other_group);

@@ -187,12 +187,16 @@ build_model(void)
 	map = map_new("/usr/lib/libshared.so", 4096, 65536, 11);
 	map->file = shared_id;
 	exe_add_map(model, a, map, 1.0);
-	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 8192, 12), 1.0);
+	/* Learned from its start-up reads, not from its maps. */
+	exe_add_map_origin(model, a, map_new("/usr/lib/liba.so", 0, 8192, 12), 0.25, EXEMAP_READ);
 	exe_add_map(model, b, map_new("/usr/lib/libshared.so", 4096, 65536, 11), 1.0 / 3.0);
 	map = map_new(ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096, -1);
 	map->file = odd_id;
 	exe_add_map(model, b, map, 1.0);
 	map = map_new("/usr/lib/libshared.so", 0, 4096, 13);
+	map->file = shared_id;
+	exe_add_map(model, a, map, 1.0);
+	map = map_new("/usr/lib/libshared.so", 69632, 4096, 14);
 	map->file = shared_id;
 	exe_add_map(model, a, map, 1.0);
 
@@ -215,6 +219,14 @@ build_model(void)
 			m->weight[i][i] += m->weight[i][j];
 		}
 	}
+
+	/* Hits near the top of the counters' range must survive as integers. */
+	a->hits.starts = 5;
+	a->hits.checks = 3;
+	a->hits.bytes = G_MAXUINT64 - 1;
+	a->hits.prefetched = 100000;
+	a->hits.probed = 200000;
+	a->hits.resident = 150000;
 
 	add_bad_exe(model, "/usr/bin/tiny", 1234, 99);
 	add_bad_exe(model, "/usr/bin/sp ace", 0, 0);
@@ -249,6 +261,12 @@ assert_models_equal(const Model *want, const Model *got)
 		assert_same_double(g->time, w->time, "exe time");
 		ck_assert_int_eq(g->update_time, w->update_time);
 		ck_assert_uint_eq(g->size, w->size);
+		ck_assert_uint_eq(g->hits.starts, w->hits.starts);
+		ck_assert_uint_eq(g->hits.checks, w->hits.checks);
+		ck_assert_uint_eq(g->hits.bytes, w->hits.bytes);
+		ck_assert_uint_eq(g->hits.prefetched, w->hits.prefetched);
+		ck_assert_uint_eq(g->hits.probed, w->hits.probed);
+		ck_assert_uint_eq(g->hits.resident, w->hits.resident);
 		ck_assert_uint_eq(g->exemaps->len, w->exemaps->len);
 		for (guint i = 0; i < w->exemaps->len; i++) {
 			const ExeMap *wem = &g_array_index(w->exemaps, ExeMap, i);
@@ -257,6 +275,7 @@ assert_models_equal(const Model *want, const Model *got)
 
 			ck_assert_msg(gem != NULL, "map %s missing", wem->map->path);
 			assert_same_double(gem->prob, wem->prob, "prob");
+			ck_assert_int_eq(gem->origin, wem->origin);
 			ck_assert_int_eq(gem->map->update_time, wem->map->update_time);
 			ck_assert(memcmp(&gem->map->file, &wem->map->file, sizeof(MapFileId)) == 0);
 			ck_assert_int_eq(gem->map->refcount, wem->map->refcount);
@@ -317,21 +336,22 @@ START_TEST(test_round_trip)
 	ck_assert(!model->dirty);
 
 	/*
-	 * Lines: header, comment, 3 FILE, 4 MAP, 2 EXE, 4 EXEMAP, 1 MARKOV,
-	 * 2 BADEXE, END = 19; the END counts 3+4+2+4+1+2 = 16. No raw tab or
-	 * newline of the odd paths may leak into the text.
+	 * Lines: header, comment, 3 FILE, 5 MAP, 2 EXE, 5 EXEMAP, 1 MARKOV,
+	 * 1 HITS (alpha's), 2 BADEXE, END = 22; the END counts
+	 * 3+5+2+5+1+1+2 = 19. No raw tab or newline of the odd paths may leak
+	 * into the text.
 	 */
 	bytes = read_bytes(path);
 	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
 	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t1234567\t1234000.5\n# "));
 	lines = g_strsplit(text, "\n", -1);
-	ck_assert_uint_eq(g_strv_length(lines), 20);  /* 19 lines and "" after the last */
-	ck_assert_str_eq(lines[19], "");
+	ck_assert_uint_eq(g_strv_length(lines), 23);  /* 22 lines and "" after the last */
+	ck_assert_str_eq(lines[22], "");
 	/*
 	 * Exes are written in path order, "/opt/my app..." before
 	 * "/usr/bin/alpha", and maps in order of first use by those exes:
-	 * libshared@4096 0, the odd map 1, liba 2, libshared@0 3; files in
-	 * order of first need, the two libshared segments sharing one.
+	 * libshared@4096 0, the odd map 1, liba 2, libshared@0 3, libshared@69632
+	 * 4; files in order of first need, the libshared segments sharing one.
 	 */
 	ck_assert_str_eq(lines[2], "FILE\t0\t2049\t1234\t2000000\t1700000000123456789\t"
 			 "file:///usr/lib/libshared.so");
@@ -342,34 +362,40 @@ START_TEST(test_round_trip)
 	ck_assert_str_eq(lines[6], "MAP\t1\t-1\t1099511627776\t4096\t1");
 	ck_assert_str_eq(lines[7], "MAP\t2\t12\t0\t8192\t2");
 	ck_assert_str_eq(lines[8], "MAP\t3\t13\t0\t4096\t0");
+	ck_assert_str_eq(lines[9], "MAP\t4\t14\t69632\t4096\t0");
 	/* 7/3 needs 17 digits to read back the same. */
-	ck_assert_str_eq(lines[9], "EXE\t0\t-1\t2.3333333333333335\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
-	ck_assert_str_eq(lines[10], "EXE\t1\t1000\t100.5\tfile:///usr/bin/alpha");
-	/* odd: maps 0 (1/3) and 1 (1); alpha: 0, then 2 and 3 as one run. */
-	ck_assert_str_eq(lines[11], "EXEMAP\t0\t0\t0.33333333333333331\t1");
-	ck_assert_str_eq(lines[12], "EXEMAP\t0\t1\t1\t1");
-	ck_assert_str_eq(lines[13], "EXEMAP\t1\t0\t1\t1");
-	ck_assert_str_eq(lines[14], "EXEMAP\t1\t2\t1\t2");
+	ck_assert_str_eq(lines[10], "EXE\t0\t-1\t2.3333333333333335\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
+	ck_assert_str_eq(lines[11], "EXE\t1\t1000\t100.5\tfile:///usr/bin/alpha");
+	/*
+	 * odd: maps 0 (1/3) and 1 (1); alpha: 0, liba 2 (read, 0.25), then 3
+	 * and 4 (mapped, 1) as one run. Fields: exe, map, prob, origin, count.
+	 */
+	ck_assert_str_eq(lines[12], "EXEMAP\t0\t0\t0.33333333333333331\t0\t1");
+	ck_assert_str_eq(lines[13], "EXEMAP\t0\t1\t1\t0\t1");
+	ck_assert_str_eq(lines[14], "EXEMAP\t1\t0\t1\t0\t1");
+	ck_assert_str_eq(lines[15], "EXEMAP\t1\t2\t0.25\t1\t1");
+	ck_assert_str_eq(lines[16], "EXEMAP\t1\t3\t1\t0\t2");
 	/*
 	 * The chain's a is alpha (1). Its 12 weights off the diagonal:
 	 * w01 = 1/7, w02 = 2/7, ... w32 = 14/7 = 2.
 	 */
-	ck_assert(g_str_has_prefix(lines[15], "MARKOV\t1\t0\t0.66666666666666663\t0.33333333333333331\t"));
-	ck_assert(g_str_has_suffix(lines[15], "\t1.8571428571428572\t2"));
+	ck_assert(g_str_has_prefix(lines[17], "MARKOV\t1\t0\t0.66666666666666663\t0.33333333333333331\t"));
+	ck_assert(g_str_has_suffix(lines[17], "\t1.8571428571428572\t2"));
 	{
-		g_auto(GStrv) fields = g_strsplit(lines[15], "\t", -1);
+		g_auto(GStrv) fields = g_strsplit(lines[17], "\t", -1);
 
 		ck_assert_uint_eq(g_strv_length(fields), 20);
 		ck_assert_str_eq(fields[8], "0.14285714285714285");
 	}
-	ck_assert_str_eq(lines[16], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
-	ck_assert_str_eq(lines[17], "BADEXE\t99\t1234\tfile:///usr/bin/tiny");
-	for (guint i = 0; i < 19; i++) {
+	ck_assert_str_eq(lines[18], "HITS\t1\t5\t3\t18446744073709551614\t100000\t200000\t150000");
+	ck_assert_str_eq(lines[19], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
+	ck_assert_str_eq(lines[20], "BADEXE\t99\t1234\tfile:///usr/bin/tiny");
+	for (guint i = 0; i < 22; i++) {
 		static const char *const tags[] = {
 			"PRELOAD-STATE\t", "# ", "FILE\t", "FILE\t", "FILE\t",
-			"MAP\t", "MAP\t", "MAP\t", "MAP\t", "EXE\t", "EXE\t",
-			"EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "MARKOV\t",
-			"BADEXE\t", "BADEXE\t", "END\t16\t",
+			"MAP\t", "MAP\t", "MAP\t", "MAP\t", "MAP\t", "EXE\t", "EXE\t",
+			"EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "MARKOV\t",
+			"HITS\t", "BADEXE\t", "BADEXE\t", "END\t19\t",
 		};
 
 		ck_assert_msg(g_str_has_prefix(lines[i], tags[i]), "line %u: %s", i + 1, lines[i]);
@@ -393,8 +419,8 @@ START_TEST(test_round_trip)
 			 find_exemap(b, "/usr/lib/libshared.so", 4096, 65536)->map);
 	ck_assert_int_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 4096, 65536)->refcount, 2);
 	ck_assert_ptr_nonnull(model_lookup_map(loaded, ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096));
-	/* 65536 + 8192 + 4096 */
-	ck_assert_uint_eq(a->size, 77824);
+	/* 65536 + 8192 + 4096 + 4096 */
+	ck_assert_uint_eq(a->size, 81920);
 	/* The two segments of libshared keep the file's identity. */
 	ck_assert_uint_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 0, 4096)->file.ino, 1234);
 	/* A loaded model has no running exes. */
@@ -585,8 +611,14 @@ START_TEST(test_save_write_fails)
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		_exit(save_under_size_limit(path));
+	if (pid == 0) {
+		int rc = save_under_size_limit(path);
+
+		/* _exit() leaves these unreachable: valgrind would count them lost. */
+		g_clear_pointer(&before, g_bytes_unref);
+		g_clear_pointer(&path, g_free);
+		_exit(rc);
+	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
@@ -612,6 +644,53 @@ START_TEST(test_save_rename_fails)
 	ck_assert(model->dirty);
 	ck_assert(g_file_test(inside, G_FILE_TEST_IS_REGULAR));
 	assert_only_entry(tmpdir, "state");
+}
+END_TEST
+
+/*
+ * A save killed between creating its temporary file and the rename
+ * leaves "<path>.new" behind. The next save must remove it and write a
+ * fresh 0600 file, so crashes never leave more than one such file.
+ */
+START_TEST(test_save_replaces_leftover_temp)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *temp = tmp_path("state" STATE_TEMP_SUFFIX);
+	struct stat st;
+
+	tu_write_file(temp, "PRELOAD-STATE\t1\t5\nMAP\t0\t");
+	ck_assert_int_eq(chmod(temp, 0644), 0);
+	ck_assert(state_save(model, path, &error));
+	ck_assert(!g_file_test(temp, G_FILE_TEST_EXISTS));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	loaded = state_load(path, &error);
+	ck_assert_ptr_nonnull(loaded);
+	ck_assert_int_eq(loaded->time, model->time);
+	assert_only_entry(tmpdir, "state");
+}
+END_TEST
+
+/* A symlink at the temporary name is removed, never written through. */
+START_TEST(test_save_temp_symlink_not_followed)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *temp = tmp_path("state" STATE_TEMP_SUFFIX);
+	g_autofree char *victim = tmp_path("victim");
+	g_autofree char *contents = NULL;
+
+	tu_write_file(victim, "keep me");
+	ck_assert_int_eq(symlink(victim, temp), 0);
+	ck_assert(state_save(model, path, &error));
+	ck_assert(g_file_get_contents(victim, &contents, NULL, NULL));
+	ck_assert_str_eq(contents, "keep me");
+	ck_assert(!g_file_test(temp, G_FILE_TEST_EXISTS));
+	ck_assert(!g_file_test(path, G_FILE_TEST_IS_SYMLINK));
 }
 END_TEST
 
@@ -688,7 +767,6 @@ END_TEST
 #define L_BAD   "BADEXE\t50\t1000\tfile:///usr/bin/z\n"                /* 10 */
 #define BASE    L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1 L_MK L_BAD
 /* END is line 11 */
-
 /* The same in version 2: FILE records, runs of maps, derived diagonals. */
 #define L2_HDR   "PRELOAD-STATE\t2\t100\t90.5\n"                                     /* 1 */
 #define L2_FILE0 "FILE\t0\t2049\t77\t12288\t1700000000000000001\tfile:///usr/lib/liba.so\n" /* 3 */
@@ -697,14 +775,17 @@ END_TEST
 #define L2_MAP1  "MAP\t1\t6\t4096\t8192\t0\n"                                       /* 6 */
 #define L2_MAP2  "MAP\t2\t6\t0\t100\t1\n"                                           /* 7 */
 /* L_EXE0, L_EXE1: lines 8, 9 */
-#define L2_EM0   "EXEMAP\t0\t0\t1\t2\n"         /* x uses maps 0 and 1 */          /* 10 */
-#define L2_EM1   "EXEMAP\t1\t1\t0.5\t2\n"       /* y uses maps 1 and 2 */          /* 11 */
+/* x maps 0 and 1; y read 1 and 2 at start-up (origin 1). */
+#define L2_EM0   "EXEMAP\t0\t0\t1\t0\t2\n"                                        /* 10 */
+#define L2_EM1   "EXEMAP\t1\t1\t0.5\t1\t2\n"                                      /* 11 */
 #define W12      "\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t12\n"
 #define L2_MK    "MARKOV\t0\t1\t10\t1\t2.5\t3\t4" W12                             /* 12 */
-/* L_BAD: line 13 */
-#define BASE2    L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0 L_EXE1 \
-		 L2_EM0 L2_EM1 L2_MK L_BAD
-/* END is line 14 */
+#define L2_HITS  "HITS\t0\t4\t2\t100\t50\t80\t60\n"                               /* 13 */
+/* L_BAD: line 14 */
+/* Lines 1 to 9, before any EXEMAP. */
+#define PRE2     L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0 L_EXE1
+#define BASE2    PRE2 L2_EM0 L2_EM1 L2_MK L2_HITS L_BAD
+/* END is line 15 */
 
 START_TEST(test_load_valid_text)
 {
@@ -741,6 +822,9 @@ START_TEST(test_load_valid_text)
 	ck_assert_uint_eq(y->size, 8192);
 	ck_assert(g_array_index(y->exemaps, ExeMap, 0).prob == 0.5);
 	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 0).map->update_time, 6);
+	/* Version 1 had only maps from /proc, and no hit figures. */
+	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 0).origin, EXEMAP_MAPPED);
+	ck_assert_uint_eq(x->hits.starts, 0);
 
 	ck_assert_uint_eq(model->n_chains, 1);
 	m = chain_of(x, y);
@@ -785,6 +869,16 @@ START_TEST(test_load_valid_text_v2)
 	ck_assert_uint_eq(y->exemaps->len, 2);
 	ck_assert_uint_eq(y->size, 8292);
 	ck_assert(g_array_index(y->exemaps, ExeMap, 1).prob == 0.5);
+	ck_assert_int_eq(g_array_index(x->exemaps, ExeMap, 0).origin, EXEMAP_MAPPED);
+	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 0).origin, EXEMAP_READ);
+	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 1).origin, EXEMAP_READ);
+	ck_assert_uint_eq(x->hits.starts, 4);
+	ck_assert_uint_eq(x->hits.checks, 2);
+	ck_assert_uint_eq(x->hits.bytes, 100);
+	ck_assert_uint_eq(x->hits.prefetched, 50);
+	ck_assert_uint_eq(x->hits.probed, 80);
+	ck_assert_uint_eq(x->hits.resident, 60);
+	ck_assert_uint_eq(y->hits.starts, 0);
 
 	map0 = model_lookup_map(model, "/usr/lib/liba.so", 0, 4096);
 	ck_assert_uint_eq(map0->file.dev, 2049);
@@ -907,6 +1001,38 @@ START_TEST(test_save_ages)
 	ck_assert(m->time_to_leave[1] == 10.0 / 3.0);
 	/* Update times are times, not amounts: never aged. */
 	ck_assert_int_eq(model_lookup_exe(loaded, "/usr/bin/b")->update_time, 950);
+}
+END_TEST
+
+/*
+ * state_load_stream() is the loader without the file: the bytes of a
+ * valid file load to the same model from memory, and errors carry the
+ * name the caller gave.
+ */
+START_TEST(test_load_stream)
+{
+	g_autofree char *text = with_end(L_HDR L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1 L_MK, 0);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Model) model = NULL;
+	char bad[] = "PRELOAD-STATE\t1\t5\nMAP\tx\n";
+	FILE *file = fmemopen(text, strlen(text), "r");
+
+	ck_assert_ptr_nonnull(file);
+	model = state_load_stream(file, "in memory", &error);
+	fclose(file);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert_int_eq(model->time, 100);
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 2);
+	ck_assert_uint_eq(model->n_chains, 1);
+	g_clear_pointer(&model, model_free);
+
+	file = fmemopen(bad, strlen(bad), "r");
+	ck_assert_ptr_nonnull(file);
+	model = state_load_stream(file, "in memory", &error);
+	fclose(file);
+	ck_assert_ptr_null(model);
+	ck_assert_int_eq(error->code, STATE_ERROR_CORRUPT);
+	ck_assert_msg(g_str_has_prefix(error->message, "in memory:2: "), "%s", error->message);
 }
 END_TEST
 
@@ -1043,6 +1169,29 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 12, "data after the END line" },
 	{ "bytes after END", BASE, TRUE, 0, "x",
 	  STATE_ERROR_CORRUPT, 12, "data after the END line" },
+	/* Version 2: EXEMAP has an origin, HITS exists; version 1 knows neither. */
+	{ "v2 EXEMAP origin 2", PRE2 "EXEMAP\t0\t0\t1\t2\t1\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 10, "bad map origin \"2\"" },
+	{ "HITS in a version 1 file", L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L2_HITS, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 7, "unknown record type \"HITS\"" },
+	{ "HITS of an unknown exe", PRE2 "HITS\t5\t4\t2\t100\t50\t80\t60\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "unknown exe index 5" },
+	{ "HITS twice", PRE2 L2_HITS L2_HITS, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 11, "duplicate hits of exe 0" },
+	{ "HITS checks above starts", PRE2 "HITS\t0\t2\t3\t100\t50\t80\t60\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "inconsistent" },
+	{ "HITS resident above probed", PRE2 "HITS\t0\t4\t2\t100\t50\t80\t81\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "inconsistent" },
+	{ "HITS probed above bytes", PRE2 "HITS\t0\t4\t2\t100\t50\t101\t60\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "inconsistent" },
+	{ "HITS without starts", PRE2 "HITS\t0\t0\t0\t0\t0\t0\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "without starts" },
+	{ "HITS negative", PRE2 "HITS\t0\t-4\t2\t100\t50\t80\t60\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "bad start count" },
+	{ "HITS after BADEXE", PRE2 L_BAD L2_HITS, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 11, "HITS record after BADEXE records" },
+	{ "HITS short", PRE2 "HITS\t0\t4\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "HITS record has 4 fields, expected 8" },
 	{ "END in a 0.6.4 file", "PRELOAD\t0.6.4\t5\nEND\t0\t00\n", FALSE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 2, "unknown record type \"END\"" },
 	{ "current MAP in a 0.6.4 file", "PRELOAD\t0.6.4\t5\n" L_MAP0, FALSE, 0, NULL,
@@ -1077,28 +1226,27 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 3, "bad file URI" },
 	{ "FILE after MAP", L2_HDR L_NOTE L2_FILE0 L2_MAP0 L2_FILE1, TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 5, "FILE record after MAP records" },
-	{ "map count 0", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  "EXEMAP\t0\t0\t1\t0\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "bad map count \"0\"" },
-	{ "map run past the maps", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  "EXEMAP\t0\t1\t1\t5\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "unknown map index 3" },
-	{ "map run beyond the indices", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  "EXEMAP\t0\t2147483647\t1\t2\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9,
-	  "beyond the largest index" },
-	{ "map twice through runs", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  "EXEMAP\t0\t0\t1\t2\n" "EXEMAP\t0\t1\t1\t1\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 10,
-	  "duplicate use of map 1 by exe 0" },
-	{ "v1 EXEMAP in version 2", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  L_EM0, TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "EXEMAP record has 4 fields, expected 5" },
-	{ "16 weights in version 2", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  L_EXE1 L2_EM0 L2_EM1 "MARKOV\t0\t1\t10\t1\t2\t3\t4" W16, TRUE, 0, NULL,
+	{ "map count 0", PRE2 "EXEMAP\t0\t0\t1\t0\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "bad map count \"0\"" },
+	{ "map run past the maps", PRE2 "EXEMAP\t0\t1\t1\t0\t5\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "unknown map index 3" },
+	{ "map run beyond the indices", PRE2 "EXEMAP\t0\t2147483647\t1\t0\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "beyond the largest index" },
+	{ "map twice through runs", PRE2 "EXEMAP\t0\t0\t1\t0\t2\n" "EXEMAP\t0\t1\t1\t1\t1\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 11, "duplicate use of map 1 by exe 0" },
+	{ "v1 EXEMAP in version 2", PRE2 L_EM0, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "EXEMAP record has 4 fields, expected 6" },
+	{ "EXEMAP without count", PRE2 "EXEMAP\t0\t0\t1\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "EXEMAP record has 5 fields, expected 6" },
+	{ "16 weights in version 2", PRE2 L2_EM0 L2_EM1 "MARKOV\t0\t1\t10\t1\t2\t3\t4" W16, TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 12, "MARKOV record has 24 fields, expected 20" },
-	{ "negative weight in version 2", L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0
-	  L_EXE1 L2_EM0 L2_EM1 "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t-1\n",
+	{ "negative weight in version 2", PRE2 L2_EM0 L2_EM1
+	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t-1\n",
 	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "bad weight \"-1\"" },
 	{ "no END line, version 2", BASE2, FALSE, 0, NULL,
-	  STATE_ERROR_TRUNCATED, 14, "before its END line" },
+	  STATE_ERROR_TRUNCATED, 15, "before its END line" },
 	{ "record count too high, version 2", BASE2, TRUE, 1, NULL,
-	  STATE_ERROR_CORRUPT, 14, "END counts 12 records, the file has 11" },
+	  STATE_ERROR_CORRUPT, 15, "END counts 13 records, the file has 12" },
 };
 
 START_TEST(test_load_bad_file)
@@ -1368,6 +1516,8 @@ state_suite(void)
 	tcase_add_test(tc, test_save_file_mode_and_no_leftovers);
 	tcase_add_test(tc, test_save_creates_directory);
 	tcase_add_test(tc, test_save_empty_model);
+	tcase_add_test(tc, test_save_replaces_leftover_temp);
+	tcase_add_test(tc, test_save_temp_symlink_not_followed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("save failures");
@@ -1387,6 +1537,7 @@ state_suite(void)
 	tcase_add_test(tc, test_load_fifo);
 	tcase_add_test(tc, test_load_directory);
 	tcase_add_test(tc, test_load_valid_text);
+	tcase_add_test(tc, test_load_stream);
 	tcase_add_loop_test(tc, test_load_bad_file, 0, (int)G_N_ELEMENTS(bad_files));
 	tcase_add_test(tc, test_load_valid_text_v2);
 	tcase_add_test(tc, test_load_v1_saves_v2);
