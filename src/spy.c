@@ -651,10 +651,24 @@ check_map_files(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache
 	}
 }
 
+/* Whether the map of exe's own file (every process maps it) turned stale. */
+static gboolean
+own_file_stale(const Exe *exe)
+{
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
+
+		if (map->stale && strcmp(map->path, exe->path) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /*
  * Once an hour of model time: age the model, forget the exes not seen for
  * maxage days and those whose file is gone, and drop the uses of stale
- * maps. Costs a walk of the model, so it is rare.
+ * maps. Costs a walk of the model (but no more file checks than the
+ * sweep found stale), so it is rare.
  */
 static void
 maintain(Spy *spy, Model *model, const Conf *conf, gint64 now)
@@ -669,14 +683,20 @@ maintain(Spy *spy, Model *model, const Conf *conf, gint64 now)
 	spy->stats.exes_forgotten = conf->maxage > 0 ?
 		model_forget_exes(model, now, conf->maxage * 86400) : 0;
 
-	/* A running exe may run a deleted file; it is judged when it stops. */
+	/*
+	 * An exe maps its own file, so the sweep of map files finds it gone
+	 * or replaced too; only those are asked again: replaced, the exe
+	 * stays (its next run maps the new file), gone, it is forgotten. A
+	 * running exe may run a deleted file; it is judged when it stops.
+	 */
 	g_hash_table_iter_init(&iter, model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		Exe *exe = value;
 		MapFileId id;
 
-		if (!exe_is_running(model, exe) &&
-		    !spy->file_check(exe->path, &id, spy->file_check_data))
+		if (exe_is_running(model, exe) || !own_file_stale(exe))
+			continue;
+		if (!spy->file_check(exe->path, &id, spy->file_check_data))
 			g_ptr_array_add(gone, exe);
 	}
 	for (guint i = 0; i < gone->len; i++)

@@ -1216,6 +1216,21 @@ START_TEST(test_replaced_files)
 }
 END_TEST
 
+/* Like scripted_source, and the exe's own file too (if it exists). */
+static gboolean
+self_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data, GError **error)
+{
+	ProcMap m = { 0 };
+
+	if (!scripted_source(pid, exe_path, maps, user_data, error))
+		return FALSE;
+	m.start = 0x200000;
+	m.end = 0x201000;
+	m.path = g_strdup(exe_path);
+	g_array_append_val(maps, m);
+	return TRUE;
+}
+
 /*
  * The maintenance forgets exes not seen for maxage days and exes whose
  * file is gone, and ages the model by the half-life.
@@ -1230,8 +1245,10 @@ START_TEST(test_maintenance)
 
 	make_file("files/a.so", 0x10000);
 	make_file("files/b.so", 0x10000);
-	make_file("bin/a", 100);     /* b's executable does not exist */
-	spy_set_maps_source(spy, scripted_source, &reads);
+	make_file("bin/a", 0x1000);
+	make_file("bin/b", 0x1000);
+	/* Each maps its library and its own file. */
+	spy_set_maps_source(spy, self_source, &reads);
 	conf->halflife = 1;          /* hours: a maintenance every 3600 / 8 = 450 s */
 	conf->maxage = 1;            /* day */
 
@@ -1243,11 +1260,22 @@ START_TEST(test_maintenance)
 	ck_assert_double_eq(a->time, 10);
 	ck_assert_double_eq(model->total_time, 10);
 
-	/* 20: both stop. Not yet due at 30 or 450 (440 s after 10). */
+	/*
+	 * 20: both stop, and b's file is deleted. Not yet due at 30 or 450
+	 * (440 s after 10), but the sweep (four maps, one per update) finds
+	 * b's own map stale meanwhile.
+	 */
+	{
+		g_autofree char *b_path = at("bin/b");
+
+		ck_assert_int_eq(g_unlink(b_path), 0);
+	}
 	scripted_scan(20, none);
 	spy_update_model(spy, model, conf, 30);
-	scripted_scan(440, none);
-	spy_update_model(spy, model, conf, 450);
+	for (gint64 t = 40; t <= 440; t += 100) {
+		scripted_scan(t, none);
+		spy_update_model(spy, model, conf, t + 10);
+	}
 	ck_assert_int_eq(stats->maintained_at, 10);
 	ck_assert_ptr_nonnull(lookup("bin/b"));
 
@@ -1255,7 +1283,7 @@ START_TEST(test_maintenance)
 	 * 470: due. Aged by 460 s: 2^(-460/3600) = 0.9152401341861904;
 	 * a: 10 -> 9.152401 (7 digits); the total, accounted up to 450,
 	 * 450 -> 411.8581, then the update accounts 20 s more: 431.8581.
-	 * b's file is gone: forgotten.
+	 * b's file is gone: forgotten (a's own map is fine: a stays).
 	 */
 	scripted_scan(460, none);
 	spy_update_model(spy, model, conf, 470);
