@@ -95,6 +95,8 @@ typedef struct Gen {
 	guint build_step;
 	gint64 next_build;
 	double build_rate;    /* builds started per cycle, on average */
+	guint n_projects;     /* how many projects scale makes (--projects) */
+	double build_gap;     /* mean cycles between builds (--build-gap) */
 
 	/* memory */
 	guint64 mem_total;    /* KB */
@@ -158,6 +160,8 @@ gen_new(guint32 seed)
 	gen->projects = g_ptr_array_new_with_free_func(gen_project_free);
 	gen->turn = -1;
 	gen->build = -1;
+	gen->n_projects = 46;
+	gen->build_gap = 40;
 	return gen;
 }
 
@@ -711,11 +715,12 @@ builds_step(Gen *gen, gint64 now)
 	if (gen->projects->len == 0)
 		return;
 	if (gen->build < 0) {
-		double weights[256];
-		guint n = MIN(gen->projects->len, G_N_ELEMENTS(weights));
+		g_autofree double *weights = NULL;
+		guint n = gen->projects->len;
 
 		if (now < gen->next_build)
 			return;
+		weights = g_new(double, n);
 		for (guint i = 0; i < n; i++)
 			weights[i] = ((GenProject *)g_ptr_array_index(gen->projects, i))->weight;
 		gen->build = (int)pick_weighted(gen, weights, n);
@@ -826,8 +831,8 @@ build_churn(Gen *gen)
 
 /*
  * A developer's machine: the single-user desktop, and builds of 46
- * projects, each running its own 24 tools in a fixed order, which makes
- * more than a thousand distinct executables.
+ * projects (--projects), each running its own 24 tools in a fixed order,
+ * which makes more than a thousand distinct executables.
  */
 static void
 build_scale(Gen *gen)
@@ -842,7 +847,7 @@ build_scale(Gen *gen)
 	apps = apps_from_specs(gen, &shared, gnome_app_specs, G_N_ELEMENTS(gnome_app_specs));
 	g_ptr_array_add(gen->users, user_new(gen, apps, desktop, 2, 0.7));
 
-	for (guint p = 0; p < 46; p++) {
+	for (guint p = 0; p < gen->n_projects; p++) {
 		GenProject *proj = g_new0(GenProject, 1);
 		g_autofree char *libpath = g_strdup_printf("/usr/lib/proj%02u/libproj%02u.so", p, p);
 		guint lib = elf_new(gen, libpath, log_uniform(gen, 2000, 12000));
@@ -865,7 +870,7 @@ build_scale(Gen *gen)
 		}
 		g_ptr_array_add(gen->projects, proj);
 	}
-	gen->build_rate = 1.0 / 40;
+	gen->build_rate = 1.0 / gen->build_gap;
 	gen->next_build = 5;
 	gen->mem_total = 16 * 1024 * 1024;
 	gen->budget_share = 0.1;
@@ -1014,7 +1019,7 @@ main(int argc, char **argv)
 	g_autofree char *output = NULL;
 	g_autofree char *description = NULL;
 	g_autoptr(GString) list = g_string_new("Scenarios:\n");
-	gint64 cycles = 10000, cycle = 20, seed = 1;
+	gint64 cycles = 10000, cycle = 20, seed = 1, projects = 46, build_gap = 40;
 	gboolean show_list = FALSE;
 	const Scenario *scenario;
 	TraceWriter *tw;
@@ -1023,6 +1028,10 @@ main(int argc, char **argv)
 		{ "cycle", 'c', 0, G_OPTION_ARG_INT64, &cycle, "Seconds per cycle (20)", "SECONDS" },
 		{ "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Random seed (1)", "S" },
 		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Trace file (default: stdout)", "FILE" },
+		{ "projects", 'p', 0, G_OPTION_ARG_INT64, &projects,
+		  "scale: projects, 24 tools each (46)", "N" },
+		{ "build-gap", 'g', 0, G_OPTION_ARG_INT64, &build_gap,
+		  "scale: mean cycles between builds (40)", "CYCLES" },
 		{ "list", 'l', 0, G_OPTION_ARG_NONE, &show_list, "List the scenarios", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
@@ -1051,13 +1060,17 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (cycles < 1 || cycles > G_MAXINT32 || cycle < 2 || cycle > 3600 ||
-	    seed < 0 || seed > G_MAXUINT32) {
-		fprintf(stderr, "preload-tracegen: --cycles must be at least 1, --cycle 2 to 3600 "
-			"and --seed 0 to %u\n", G_MAXUINT32);
+	    seed < 0 || seed > G_MAXUINT32 || projects < 1 || projects > 10000 ||
+	    build_gap < 1 || build_gap > 1000000) {
+		fprintf(stderr, "preload-tracegen: --cycles must be at least 1, --cycle 2 to 3600, "
+			"--seed 0 to %u, --projects 1 to 10000 and --build-gap 1 to 1000000\n",
+			G_MAXUINT32);
 		return 2;
 	}
 
 	gen = gen_new((guint32)seed);
+	gen->n_projects = (guint)projects;
+	gen->build_gap = (double)build_gap;
 	scenario->build(gen);
 	choose_memory(gen);
 

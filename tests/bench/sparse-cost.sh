@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# What the daemon costs with a model learned from thousands of
+# executables, with sparse chains (root). See doc/benchmarks.md, "Cost of
+# the sparse model".
+#
+#   sparse-cost.sh [-k CYCLES] [-o DIR] [NAME:TRACEGEN-ARGUMENTS ...]
+#
+#   -k  cycles measured (10)
+#   -o  results directory (a new /var/tmp/preload-sparse.XXXXXX)
+#
+# Each NAME:ARGUMENTS makes a trace with preload-tracegen ARGUMENTS (the
+# scenario last), replays it through the daemon's model with the default
+# configuration and saves the model it learned (preload-replay
+# --save-state): a realistic sparse state, whatever the machine running
+# this has run. The defaults make about 1,000 and 5,000 executables:
+#
+#   1k:"--seed 1 --cycles 15000 scale"
+#   5k:"--seed 1 --cycles 100000 --projects 215 --build-gap 5 scale"
+#
+# The daemon then starts from each state with cycle 2, maxprocs 0 and
+# the fanotify watch off, at nice 0, and this measures, as
+# tests/bench/scale.sh does for generated full-pairwise states: the load
+# time (from exec to "loaded state from"), VmRSS after the load and
+# VmHWM at the end, the CPU time (user + system) per cycle over at least
+# CYCLES cycles counted by the model time of two SIGUSR1 dumps, starting
+# two cycles after the load, and the time and size of the save at exit.
+# The traced executables do not exist here, so nothing starts or stops:
+# every cycle scans /proc, scores every chain of the model and selects
+# the maps of every executable with a bid.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
+ours="$top_builddir/src/preload"
+gen="$top_builddir/src/preload-tracegen"
+replay="$top_builddir/src/preload-replay"
+
+cycle=2 cycles=10 out=
+while getopts "k:o:h" opt; do
+	case $opt in
+	k) cycles=$OPTARG ;; o) out=$OPTARG ;;
+	*) sed -n '/^#   sparse-cost.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- "1k:--seed 1 --cycles 15000 scale" \
+	"5k:--seed 1 --cycles 100000 --projects 215 --build-gap 5 scale"
+
+[ "$(id -u)" = 0 ] || { echo "sparse-cost.sh: needs root"; exit 77; }
+for tool in "$ours" "$gen" "$replay"; do
+	[ -x "$tool" ] || { echo "sparse-cost.sh: build first ($tool)"; exit 1; }
+done
+if [ -n "$out" ]; then
+	mkdir -p "$out" || exit 1
+	work=$(cd "$out" && pwd)
+else
+	work=$(mktemp -d /var/tmp/preload-sparse.XXXXXX) || exit 1
+fi
+
+dpid=
+cleanup() { [ -n "$dpid" ] && kill -TERM "$dpid" 2> /dev/null && wait "$dpid"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
+
+cat > "$work/preload.conf" <<EOF
+# The sparse-cost benchmark's configuration.
+[model]
+cycle = $cycle
+[system]
+autosave = 86400
+maxprocs = 0
+learnreads = false
+learnexec = false
+EOF
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13 + $14 + $15) / hz }' "/proc/$1/stat"; }
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+count() { grep -c -- "$2" "$1" 2> /dev/null; }
+
+wait_lines() { # LOG PATTERN COUNT LIMIT
+	local end=$((SECONDS + $4))
+	while [ "$(count "$1" "$2")" -lt "$3" ]; do
+		kill -0 "$dpid" 2> /dev/null || return 1
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.02
+	done
+}
+
+# The SIGUSR1 dump's model time: the daemon advances it one cycle a cycle.
+dump() { # LOG
+	local before
+	before=$(count "$1" "model: time")
+	kill -USR1 "$dpid"
+	wait_lines "$1" "model: time" $((before + 1)) 600 || return 1
+	mtime=$(grep -o -- "model: time [0-9]*" "$1" | tail -1 | grep -o '[0-9]*$')
+}
+
+printf 'name\texes\tmaps\tchains\tstate_bytes\tload_ms\trss_kb\tpeak_rss_kb\tcpu_ms_per_cycle\tcycles\tsave_ms\tsaved_bytes\n' \
+	> "$work/sparse.tsv"
+log "results in $work"
+for spec in "$@"; do
+	name=${spec%%:*}
+	# shellcheck disable=SC2086
+	set -- ${spec#*:}
+	log "$name: preload-tracegen $*"
+	"$gen" --output "$work/$name.trace" "$@" > /dev/null || exit 1
+	"$replay" --quiet --save-state "$work/$name.state" --json "$work/$name.json" \
+		"$work/$name.trace" || exit 1
+	read -r exes maps chains < <(sed -n 's/.*"exes": \([0-9]*\), "bad_exes": [0-9]*, "maps": \([0-9]*\), "chains": \([0-9]*\).*/\1 \2 \3/p' "$work/$name.json")
+	log "$name: $exes exes, $maps maps, $chains chains, $(stat -c %s "$work/$name.state") bytes"
+
+	cp "$work/$name.state" "$work/run.state"
+	logf="$work/$name.log"
+	: > "$logf"
+	sync
+	t0=$(now_ms)
+	"$ours" -f -n 0 -c "$work/preload.conf" -s "$work/run.state" -l "$logf" -V 4 &
+	dpid=$!
+	wait_lines "$logf" "loaded state from" 1 600 || { log "$name: not loaded (see $logf)"; exit 1; }
+	load_ms=$(($(now_ms) - t0))
+	rss=$(status_kb "$dpid" VmRSS)
+	sleep $((2 * cycle + 1))
+	dump "$logf" || exit 1
+	c1=$(cpu_s "$dpid") m1=$mtime
+	sleep $((cycles * cycle))
+	dump "$logf" || exit 1
+	while [ $(((mtime - m1) / cycle)) -lt "$cycles" ]; do
+		sleep "$cycle"
+		dump "$logf" || exit 1
+	done
+	c2=$(cpu_s "$dpid")
+	done_cycles=$(((mtime - m1) / cycle))
+	hwm=$(status_kb "$dpid" VmHWM)
+	s0=$(now_ms)
+	kill -TERM "$dpid"
+	wait "$dpid" 2> /dev/null
+	dpid=
+	save_ms=$(($(now_ms) - s0))
+	per_cycle=$(awk -v a="$c1" -v b="$c2" -v k="$done_cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }')
+	log "$name: loaded in $load_ms ms, RSS $rss KB (peak $hwm), $per_cycle ms CPU per cycle over $done_cycles cycles"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$exes" "$maps" "$chains" \
+		"$(stat -c %s "$work/$name.state")" "$load_ms" "$rss" "$hwm" "$per_cycle" \
+		"$done_cycles" "$save_ms" "$(stat -c %s "$work/run.state")" >> "$work/sparse.tsv"
+	rm -f "$work/run.state" "$work/$name.trace"
+done
+
+awk -F'\t' '
+	NR == 1 { printf "%-5s %6s %6s %7s %9s %8s %7s %8s %9s %7s\n", "", "exes", "maps",
+		"chains", "state MB", "load ms", "RSS MB", "peak MB", "ms/cycle", "save ms"; next }
+	{ printf "%-5s %6s %6s %7s %9.2f %8s %7.1f %8.1f %9s %7s\n", $1, $2, $3, $4, $5 / 1048576,
+		$6, $7 / 1024, $8 / 1024, $9, $11 }' "$work/sparse.tsv" | tee "$work/table.txt"
+echo "results: $work"
