@@ -843,6 +843,40 @@ START_TEST(test_load_valid_text)
 }
 END_TEST
 
+/*
+ * Reals are read exactly whichever way the loader takes: the short ones
+ * without strtod, the rest with it. Each EXE time below must read back as
+ * the very double g_ascii_strtod() makes of its text.
+ */
+START_TEST(test_load_reals_exact)
+{
+	static const char *const reals[] = {
+		"0", "1", "0.1", "0.3", "133.3333", "2.3333333333333335", "1e-310",
+		"123456789012345", "1234567890123456", "0.000000000000001",
+		"999999999999999.9", "5.", "178357.3", "9007199254740993",
+		"0.30000000000000004", "1.7976931348623157e308", "00012.50",
+	};
+	g_autoptr(GString) body = g_string_new(L_HDR);
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Model) model = NULL;
+
+	for (guint i = 0; i < G_N_ELEMENTS(reals); i++)
+		g_string_append_printf(body, "EXE\t%u\t1\t%s\tfile:///usr/bin/e%u\n", i, reals[i], i);
+	text = with_end(body->str, 0);
+	tu_write_file(path, text);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	for (guint i = 0; i < G_N_ELEMENTS(reals); i++) {
+		g_autofree char *exe = g_strdup_printf("/usr/bin/e%u", i);
+
+		assert_same_double(model_lookup_exe(model, exe)->time, g_ascii_strtod(reals[i], NULL),
+				   reals[i]);
+	}
+}
+END_TEST
+
 START_TEST(test_load_valid_text_v2)
 {
 	g_autoptr(GError) error = NULL;
@@ -1540,6 +1574,7 @@ state_suite(void)
 	tcase_add_test(tc, test_load_stream);
 	tcase_add_loop_test(tc, test_load_bad_file, 0, (int)G_N_ELEMENTS(bad_files));
 	tcase_add_test(tc, test_load_valid_text_v2);
+	tcase_add_test(tc, test_load_reals_exact);
 	tcase_add_test(tc, test_load_v1_saves_v2);
 	tcase_add_test(tc, test_save_ages);
 	tcase_add_test(tc, test_load_nul_byte);
