@@ -35,6 +35,7 @@
  */
 #define PROPHET_KB_CAP (G_MAXINT64 / 400)
 
+
 static gint64
 budget_term(gint64 percent, guint64 kb)
 {
@@ -282,18 +283,23 @@ prophet_select(Model *model, guint64 budget_kb, guint64 *used_kb)
 	g_autoptr(GPtrArray) sorted = NULL;
 	GPtrArray *chosen;
 	guint64 left = budget_kb;
+	/* ln P(not needed) of a map needed with probability PROPHET_MIN_PROB. */
+	const double max_lnprob = log1p(-PROPHET_MIN_PROB);
 
 	if (used_kb)
 		*used_kb = 0;
 	g_return_val_if_fail(model != NULL, NULL);
 
 	model_rank_maps(model);
-	/* Only maps worth reading: lnprob < 0 (this also drops NaN). */
+	/*
+	 * Only maps worth reading: needed with a probability of at least
+	 * PROPHET_MIN_PROB (this also drops NaN).
+	 */
 	sorted = g_ptr_array_sized_new(model->candidates->len);
 	for (guint i = 0; i < model->candidates->len; i++) {
 		Map *map = g_ptr_array_index(model->candidates, i);
 
-		if (map->lnprob < 0 && !map->stale)
+		if (map->lnprob <= max_lnprob && !map->stale)
 			g_ptr_array_add(sorted, map);
 	}
 	g_ptr_array_sort(sorted, compare_maps);

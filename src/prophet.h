@@ -10,9 +10,9 @@
  * exe's score is ln P(not needed) = sum of ln(1 - p) over its chains. A
  * map's score is the sum, over the exes using it, of the exe's score if
  * it is not running and +1 if it runs (its pages are probably resident).
- * Maps with a negative score are taken in ascending order while they fit
- * the memory budget. A pair of executables without a chain (see model.h)
- * bids nothing.
+ * Maps with a score of ln(1 - 1e-4) or less are taken in ascending order
+ * while they fit the memory budget. A pair of executables without a chain
+ * (see model.h) bids nothing.
  */
 #pragma once
 
@@ -67,7 +67,20 @@ void prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usec
 void prophet_score(Model *model, const Conf *conf);
 
 /*
- * The maps of model->candidates with lnprob < 0 that are not stale, most
+ * The least probability of being needed soon for which a map is read
+ * ahead. Every pair with a chain bids something, and with many known
+ * executables most of the maps carry bids of a few in a million: read
+ * ahead whenever the budget allows, they would cost a file open and a
+ * cache check each, every cycle, for nothing. A map with a bid of 1 in
+ * 10,000 or more is read ahead as before (0.6.4 took any map with a
+ * score below 0); the replayed scenarios select the same maps either way.
+ */
+#define PROPHET_MIN_PROB 1e-4
+
+/*
+ * The maps of model->candidates needed with a probability of at least
+ * PROPHET_MIN_PROB (lnprob <= ln(1 - PROPHET_MIN_PROB)) that are not
+ * stale, most
  * likely first (ties broken by path, offset, length: Map.rank, updated
  * here if maps came or went), chosen greedily: a map whose
  * ceil(length/1024) KB does not fit the remaining budget is skipped and

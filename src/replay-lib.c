@@ -340,7 +340,8 @@ compare_candidates(gconstpointer pa, gconstpointer pb)
 }
 
 /*
- * prophet_select() over every map: those with lnprob < 0, most likely
+ * prophet_select() over every map: those needed with a probability of at
+ * least PROPHET_MIN_PROB, most likely
  * first, ties by Map.rank (path, offset, length), each taken if it still
  * fits. Then every map's
  * lnprob is set back to 0, which prophet_score() relies on (it resets
@@ -362,7 +363,7 @@ select_like_prophet(Replay *r, guint64 budget, guint64 *used_kb)
 		Candidate c = { map->lnprob, map->rank, map };
 
 		map->lnprob = 0;
-		if (!(c.lnprob < 0) || map->stale)
+		if (!(c.lnprob <= log1p(-PROPHET_MIN_PROB)) || map->stale)
 			continue;
 		g_array_append_val(candidates, c);
 	}

@@ -708,6 +708,29 @@ START_TEST(test_select_rounding)
 }
 END_TEST
 
+/*
+ * A map needed with a probability below PROPHET_MIN_PROB (1e-4) is not
+ * read ahead, whatever the budget: ln(1 - 1e-4) = -1.00005000333e-4.
+ */
+START_TEST(test_select_floor)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = add_exe(model, "/usr/lib/x");
+	Map *tiny = add_map(model, x, "/usr/lib/tiny", 0, 4096, 1);
+	Map *edge = add_map(model, x, "/usr/lib/edge", 0, 4096, 1);
+	Map *likely = add_map(model, x, "/usr/lib/likely", 0, 4096, 1);
+	g_autoptr(GPtrArray) sel = NULL;
+
+	set_score(model, tiny, -5e-5);                /* P = 5e-5: left out */
+	set_score(model, edge, log1p(-PROPHET_MIN_PROB)); /* exactly 1e-4: taken */
+	set_score(model, likely, -2e-4);              /* P = 2e-4: taken */
+	sel = prophet_select(model, G_MAXUINT64, NULL);
+	ck_assert_uint_eq(sel->len, 2);
+	ck_assert_ptr_eq(g_ptr_array_index(sel, 0), likely);
+	ck_assert_ptr_eq(g_ptr_array_index(sel, 1), edge);
+}
+END_TEST
+
 START_TEST(test_select_empty)
 {
 	g_autoptr(Model) model = model_new();
@@ -767,6 +790,7 @@ prophet_suite(void)
 	tcase_add_test(tc, test_select_greedy);
 	tcase_add_test(tc, test_select_rounding);
 	tcase_add_test(tc, test_select_empty);
+	tcase_add_test(tc, test_select_floor);
 	suite_add_tcase(s, tc);
 
 	return s;
