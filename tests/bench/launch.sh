@@ -6,7 +6,8 @@
 # daemon leaves behind. See doc/benchmarks.md, "The launch benchmark".
 #
 #   launch.sh [-n LAUNCHES] [-c CYCLE] [-d DAEMONS] [-s SET] [-t STEPS]
-#             [-b PERCENT] [-S SEED] [-a APPS] [-l LIST] [-o DIR]
+#             [-b PERCENT] [-D IOPS:MBPS|none] [-S SEED] [-a APPS] [-l LIST]
+#             [-o DIR]
 #
 #   -n  measured launches per daemon (16)
 #   -c  the daemons' cycle in seconds (2)
@@ -14,12 +15,15 @@
 #       none (no daemon: the cold and warm launches), 0.6.4 (Debian's
 #       /usr/sbin/preload), this ($top_builddir/src/preload)
 #       (none,0.6.4,this)
-#   -s  synthetic: copies of bench-app under /usr/local/lib/preload-bench
-#       that map and read generated files (the default); real: the
-#       programs of LIST, timed by their wall time
+#   -s  synthetic: copies of bench-app (/usr/local/sbin/preload-bench/appK)
+#       that map and read generated files under /usr/local/lib/preload-bench
+#       (the default); real: the programs of LIST, timed by wall time
 #   -t  training steps, one program started per step (48)
 #   -b  the memory budget, percent of MemTotal, the same for both daemons
 #       (1; preload.conf memtotal = PERCENT, memfree = memcached = 0)
+#   -D  the synthetic programs' disk: a file system on a loop device
+#       whose reads are throttled to IOPS requests and MBPS MB per second
+#       (300:100, a slow disk), or none: the root file system as it is
 #   -S  seed of the world, the training walk and the launches (1)
 #   -a  synthetic programs (8)
 #   -l  the real programs (tests/bench/real.list)
@@ -28,12 +32,14 @@
 # Every daemon starts from an empty state with the same configuration,
 # runs alone, plays the same training sequence (a seeded walk in which
 # each program has a favourite successor), then the same measured
-# launches: the program A runs, the page cache is dropped, one cycle
-# later the residency of B's files is taken with mincore and B is
-# launched. "none" plays only the launches, and also launches each B a
-# second time: those are the cold and the warm launches. Writes
-# launches.tsv (one line per launch), daemons.tsv (costs), summary.tsv
-# and summary.json to the results directory and prints a table.
+# launches: the program A runs and its favourite B is launched three
+# times within seconds: cold (the daemon stopped, the page cache
+# dropped), prefetched (the page cache dropped, one cycle for the daemon
+# to read ahead, the residency of B's files taken with mincore, then the
+# launch) and warm (again, at once). "none" runs no daemon: its
+# prefetched launches are cold ones, a control. Writes launches.tsv (one
+# line per launch), daemons.tsv (costs), summary.tsv and summary.json to
+# the results directory and prints a table.
 #
 # This drops the page cache of the whole machine at every launch.
 set -u
@@ -44,15 +50,21 @@ ours="$top_builddir/src/preload"
 benchapp="$top_builddir/tests/bench/bench-app"
 theirs=/usr/sbin/preload
 root=/usr/local/lib/preload-bench
+# Other preload daemons on a shared machine (tests, other branches) learn
+# every program they see, and read it ahead: they would prefetch for the
+# "none" launches. The default exeprefix rejects /usr/local/sbin/, so the
+# programs live there and the benchmark's configuration accepts this one
+# directory.
+bindir=/usr/local/sbin/preload-bench
 
 launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
-budget=1 seed=1 napps=8 list="$here/real.list" out=
+budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100
 
 usage() { sed -n '/^#   launch.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts "n:c:d:s:t:b:S:a:l:o:h" opt; do
+while getopts "n:c:d:s:t:b:D:S:a:l:o:h" opt; do
 	case $opt in
 	n) launches=$OPTARG ;; c) cycle=$OPTARG ;; d) daemons=$OPTARG ;;
-	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;;
+	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;; D) slow=$OPTARG ;;
 	S) seed=$OPTARG ;; a) napps=$OPTARG ;; l) list=$OPTARG ;; o) out=$OPTARG ;;
 	h) usage 0 ;; *) usage ;;
 	esac
@@ -63,6 +75,16 @@ done
 [ "$cycle" -ge 2 ] || { echo "launch.sh: the cycle is at least 2 s" >&2; exit 2; }
 [ "$budget" -ge 1 ] && [ "$budget" -le 100 ] || { echo "launch.sh: -b is 1..100" >&2; exit 2; }
 case $set in synthetic | real) ;; *) echo "launch.sh: -s synthetic|real" >&2; exit 2 ;; esac
+[ "$set" = real ] && slow=none
+if [ "$slow" != none ]; then
+	[[ $slow =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "launch.sh: -D IOPS:MBPS or none" >&2; exit 2; }
+	iops=${slow%:*} mbps=${slow#*:}
+fi
+throttle=/sys/fs/cgroup/blkio
+if [ "$slow" != none ] && [ ! -w "$throttle/blkio.throttle.read_iops_device" ]; then
+	echo "launch.sh: no cgroup v1 blkio throttling here: use -D none" >&2
+	exit 77
+fi
 IFS=, read -r -a daemon_list <<< "$daemons"
 for d in "${daemon_list[@]}"; do
 	case $d in none | 0.6.4 | this) ;; *) echo "launch.sh: unknown daemon '$d'" >&2; exit 2 ;; esac
@@ -77,10 +99,12 @@ if [ "$set" = real ]; then
 	command -v strace > /dev/null || { echo "launch.sh: -s real needs strace"; exit 77; }
 	[ -r "$list" ] || { echo "launch.sh: no program list $list"; exit 1; }
 fi
-if [ -e "$root" ]; then
-	echo "launch.sh: $root exists (another run, or left over): remove it first" >&2
-	exit 1
-fi
+for dir in "$root" "$bindir"; do
+	if [ -e "$dir" ]; then
+		echo "launch.sh: $dir exists (another run, or left over): remove it first" >&2
+		exit 1
+	fi
+done
 if [ -n "$out" ]; then
 	mkdir -p "$out" || exit 1
 	work=$(cd "$out" && pwd)
@@ -89,14 +113,25 @@ else
 fi
 
 # Everything started here, so that it all stops here, and only that.
-started=()
+started=() loopdev= majmin=
 cleanup() {
 	local p
 	for p in "${started[@]}"; do
+		kill -CONT -- "-$p" 2> /dev/null
 		kill -TERM -- "-$p" 2> /dev/null || kill -TERM "$p" 2> /dev/null
 	done
 	wait 2> /dev/null
-	rm -rf "$root"
+	if [ -n "$loopdev" ]; then
+		umount "$root" 2> /dev/null
+		echo "$majmin 0" > "$throttle/blkio.throttle.read_iops_device"
+		echo "$majmin 0" > "$throttle/blkio.throttle.read_bps_device"
+		losetup -d "$loopdev"
+		rm -f "$work/disk.img"
+		rmdir "$root"
+	else
+		rm -rf "$root"
+	fi
+	rm -rf "$bindir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -108,6 +143,32 @@ log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 rnd() { r=$(($1 + RANDOM % ($2 - $1 + 1))); }
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# ---- the slow disk ----------------------------------------------------------
+#
+# This machine's disk is a virtual one that the host serves from its own
+# cache at over 1 GB/s, so a cold start here costs little more than a warm
+# one: CPU, not I/O. The synthetic programs go instead on an ext4 file
+# system in a loop device (direct I/O, so its image is not cached twice)
+# whose reads the blkio controller throttles for every process alike,
+# the daemons included: a disk of IOPS requests and MBPS MB per second.
+# Its readahead window is the root disk's, so that the kernel caps one
+# readahead(2) call as it does there.
+make_slow_disk() {
+	local ra
+	truncate -s 2G "$work/disk.img" || exit 1
+	# No lazy initialisation: its writes would run during the benchmark.
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/disk.img" || exit 1
+	loopdev=$(losetup --direct-io=on -f --show "$work/disk.img") || exit 1
+	majmin=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
+	mkdir -p "$root"
+	mount "$loopdev" "$root" || exit 1
+	echo "$majmin $iops" > "$throttle/blkio.throttle.read_iops_device"
+	echo "$majmin $((mbps * 1024 * 1024))" > "$throttle/blkio.throttle.read_bps_device"
+	ra=$(cat "/sys/block/$disk/queue/read_ahead_kb")
+	echo "$ra" > "/sys/block/${loopdev#/dev/}/queue/read_ahead_kb"
+	disk=${loopdev#/dev/}
+}
 
 # ---- the programs -----------------------------------------------------------
 #
@@ -129,11 +190,12 @@ make_synthetic() {
 	local g k i n f kb m groups=(core gui net media)
 
 	RANDOM=$seed
-	mkdir -p "$root/bin"
+	mkdir -p "$bindir"
 	for g in 0 1 2 3; do
-		rnd 6 12; n=$r
+		if [ "$g" = 0 ]; then rnd 10 16; else rnd 6 12; fi
+		n=$r
 		for ((i = 0; i < n; i++)); do
-			rnd 128 3072
+			rnd 64 2048
 			echo "mmap $((r / 4 * 4))K $root/lib/${groups[g]}/lib${groups[g]}-$i.so"
 		done > "$work/group$g"
 	done
@@ -153,22 +215,22 @@ make_synthetic() {
 			[ "$r" = 1 ] && cat "$work/fonts"
 			rnd 8 24
 			echo "mmap ${r}M $root/app$k/libapp$k-main.so"
-			rnd 8 20; n=$r
+			rnd 25 45; n=$r
 			for ((i = 0; i < n; i++)); do
-				rnd 128 3072
+				rnd 64 2048
 				echo "mmap $((r / 4 * 4))K $root/app$k/libapp$k-$i.so"
 			done
 			rnd 4 16
 			echo "read ${r}M $root/share/app$k/data.pak"
-			rnd 40 100; n=$r
+			rnd 30 80; n=$r
 			for ((i = 0; i < n; i++)); do
 				rnd 16 256
 				echo "read $((r / 4 * 4))K $root/share/app$k/res-$i.dat"
 			done
 		} > "$m"
-		cp "$benchapp" "$root/bin/app$k"
+		cp "$benchapp" "$bindir/app$k"
 		name[k]=app$k manifest[k]=$m
-		keep[k]="exec $root/bin/app$k --sleep \$S $m"
+		keep[k]="exec $bindir/app$k --sleep \$S $m"
 	done
 	sort -u -k3 "$root"/app*.manifest > "$work/create.manifest"
 	awk '{ sub(/\/[^\/]*$/, "", $3); print $3 }' "$work/create.manifest" | sort -u |
@@ -293,7 +355,7 @@ wait_loaded() { # OUTPUT PID
 	local i
 	us=
 	for ((i = 0; i < 1000; i++)); do
-		read -r us < "$1" 2> /dev/null
+		read -r us 2> /dev/null < "$1"
 		[ -n "$us" ] && return 0
 		kill -0 "$2" 2> /dev/null || break
 		sleep 0.02
@@ -336,45 +398,88 @@ train() {
 	sleep "$((overlap + cycle))"
 }
 
-# One measured launch of B after A, as described at the top.
+# One launch of program K, not kept alive, timed; sets us.
+launch_once() { # K
+	if [ "$set" = synthetic ]; then
+		us=$(nice -n "$prio" "$bindir/app$1" "${manifest[$1]}")
+		[ -n "$us" ] || us=-1
+	else
+		time_run "$1"
+	fi
+}
+
+# Page cache residency of program K's files: "mmap_res mmap_total
+# read_res read_total", tab-separated.
+residency() { # K
+	"$benchapp" --residency "${manifest[$1]}" | awk '{ printf "%s%s\t%s", (NR > 1 ? "\t" : ""), $2, $3 }'
+}
+
+# The measured launches of B after A, each giving three times taken
+# within seconds of each other, so that the load of a shared machine
+# drifting over the run weighs on all three alike:
+#   cold        the daemon stopped (SIGSTOP to its process group, so
+#               0.6.4's readahead children stop too), the page cache
+#               dropped, B launched, the daemon continued; it never sees
+#               this B, which exits at once
+#   prefetched  the page cache dropped again, one full cycle in which the
+#               daemon predicts and reads ahead, the residency of B's files
+#               taken, B launched (and kept running beside A for a cycle,
+#               as in the training)
+#   warm        B launched again while the first one runs
 measure() { # DAEMON
-	local d=$1 i a b apid bpid res warm f
+	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window
 	for ((i = 0; i < launches; i++)); do
-		a=${measure_a[i]} b=${fav[a]}
-		start_keep "$a" 3600 "$work/out.a"
+		a=${measure_a[i]} b=${fav[a]} out="$work/out.$d.$i"
+		start_keep "$a" 3600 "$out.a"
 		apid=$bg
 		if [ "$set" = synthetic ]; then
-			wait_loaded "$work/out.a" "$apid"
+			wait_loaded "$out.a" "$apid"
 		else
 			sleep 1
 		fi
 		# The daemon sees A: a scan, and half a cycle later the update.
 		sleep "$cycle"; sleep 0.5
+		f=$(foreign)
+
+		[ -n "$dpid" ] && kill -STOP -- "-$dpid"
+		sleep 0.3
 		drop_caches
+		cres=$(residency "$b")
+		launch_once "$b"
+		cold=$us
+		[ -n "$dpid" ] && kill -CONT -- "-$dpid"
+
+		drop_caches
+		s0=$(disk_sectors)
 		# One full cycle: every daemon predicts and reads ahead once.
 		sleep "$cycle"; sleep "$settle"
-		res=$("$benchapp" --residency "${manifest[b]}" | awk '{ printf "%s\t%s\t", $2, $3 }')
-		f=$(foreign)
-		warm=-
+		res=$(residency "$b")
+		window=$((($(disk_sectors) - s0) * 512))
 		if [ "$set" = synthetic ]; then
-			start_keep "$b" "$((cycle + 1))" "$work/out.b" "$prio"
+			start_keep "$b" "$((cycle + 1))" "$out.b" "$prio"
 			bpid=$bg
-			wait_loaded "$work/out.b" "$bpid"
-			[ "$d" = none ] && warm=$(nice -n "$prio" "$root/bin/app$b" "${manifest[b]}")
+			wait_loaded "$out.b" "$bpid"
+			pre=$us
+			launch_once "$b"
+			warm=$us
 		else
 			time_run "$b"
-			[ "$d" = none ] && { local cold=$us; time_run "$b"; warm=$us; us=$cold; }
+			pre=$us
+			time_run "$b"
+			warm=$us
 			start_keep "$b" "$((cycle + 1))" /dev/null
 			bpid=$bg
 		fi
-		printf '%s\t%s\t%d\t%s\t%s\t%s%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
-			"${name[b]}" "$res" "$us" "$warm" "$f" >> "$work/launches.tsv"
-		log "$d launch $i: ${name[a]} -> ${name[b]}: $us us (warm $warm), resident $res"
+		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
+			"${name[b]}" "$res" "$pre" "$cold" "$warm" "$f" \
+			"$(echo "$cres" | cut -f1,3)" "$window" >> "$work/launches.tsv"
+		log "$d launch $i: ${name[a]} -> ${name[b]}: cold $cold, prefetched $pre, warm $warm us; resident $(echo "$res" | awk '{ printf "mmap %.0f %%, read %.0f %%", $2 ? 100 * $1 / $2 : 0, $4 ? 100 * $3 / $4 : 0 }')"
 		# B runs beside A for a cycle, as in the training; then both stop
 		# and the daemon sees them stopped before the next launch.
 		sleep "$((cycle + 1))"
 		stop_group "$apid"
 		stop_group "$bpid"
+		rm -f "$out.a" "$out.b"
 		sleep "$cycle"
 	done
 }
@@ -439,27 +544,32 @@ run_daemon() { # NAME
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# Per daemon: medians of the three times of its own launches, the gap
+# closed from those medians, byte hit ratios over all its launches (sums
+# of resident bytes over sums of bytes), and what the daemon cost.
 summarise() {
-	local d cold=- warm=- med
-	if grep -q "^$set	none	" "$work/launches.tsv"; then
-		cold=$(awk -v s="$set" '$1 == s && $2 == "none" { print $10 }' "$work/launches.tsv" | median)
-		warm=$(awk -v s="$set" '$1 == s && $2 == "none" { print $11 }' "$work/launches.tsv" | median)
-	fi
-	printf 'set\tdaemon\tlaunches\tmedian_us\tcold_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\n' \
+	local d col meds
+	printf 'set\tdaemon\tlaunches\tcold_us\tprefetched_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcold_mmap_hit\tcold_read_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\n' \
 		> "$work/summary.tsv"
-	: > "$work/summary.json"
 	for d in "${daemon_list[@]}"; do
-		med=$(awk -v s="$set" -v d="$d" '$1 == s && $2 == d { print $10 }' "$work/launches.tsv" | median)
-		awk -v s="$set" -v d="$d" -v med="$med" -v cold="$cold" -v warm="$warm" \
+		meds=
+		for col in 11 10 12; do
+			meds="$meds $(awk -v s="$set" -v d="$d" -v c="$col" '$1 == s && $2 == d && $c >= 0 { print $c }' \
+				"$work/launches.tsv" | median)"
+		done
+		awk -v s="$set" -v d="$d" -v meds="$meds" \
 			-v costs="$(awk -v d="$d" '$1 == d' "$work/daemons.tsv")" '
 			function ratio(a, b) { return b > 0 ? sprintf("%.4f", a / b) : "-" }
-			$1 == s && $2 == d { n++; mr += $6; mt += $7; rr += $8; rt += $9; f += $12 }
+			$1 == s && $2 == d { n++; mr += $6; mt += $7; rr += $8; rt += $9; f += $13; cm += $14; cr += $15 }
 			END {
 				split(costs, c, "\t")
-				gap = (cold != "-" && warm != "-" && cold - warm > 0) ? sprintf("%.4f", (cold - med) / (cold - warm)) : "-"
-				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
-					s, d, n, med, cold, warm, gap, ratio(mr, mt), ratio(rr, rt),
-					ratio(mr + rr, mt + rt), c[3], c[4], c[5], c[6], c[7], c[8], c[2], f
+				split(meds, m, " ")
+				cold = m[1]; pre = m[2]; warm = m[3]
+				gap = (cold != "-" && warm != "-" && cold - warm > 0) ? sprintf("%.4f", (cold - pre) / (cold - warm)) : "-"
+				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
+					s, d, n, cold, pre, warm, gap, ratio(mr, mt), ratio(rr, rt),
+					ratio(mr + rr, mt + rt), ratio(cm, mt), ratio(cr, rt),
+					c[3], c[4], c[5], c[6], c[7], c[8], c[2], f
 			}' "$work/launches.tsv" >> "$work/summary.tsv"
 	done
 	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[i] = $i; next }
@@ -477,20 +587,20 @@ print_table() {
 		function pct(x) { return x == "-" ? "-" : sprintf("%.1f %%", 100 * x) }
 		function ms(x) { return x == "-" ? "-" : sprintf("%.1f", x / 1000) }
 		function mb(x) { return x == "-" || x == "" ? "-" : sprintf("%.1f", x / 1048576) }
-		NR == 1 { next }
-		NR == 2 {
-			printf "%s set: cold %s ms, warm %s ms (medians of the launches without a daemon)\n\n", $1, ms($5), ms($6)
-			printf "%-7s %9s %8s %9s %9s %9s %7s %9s %9s %8s %10s %9s\n", "daemon", "median ms",
-				"gap", "hit mmap", "hit read", "hit all", "CPU s", "peak RSS", "peak anon",
-				"state KB", "daemon rd", "disk rd"
-			printf "%-7s %9s %8s %9s %9s %9s %7s %9s %9s %8s %10s %9s\n", "", "", "closed",
-				"(bytes)", "(bytes)", "(bytes)", "", "KB", "KB", "", "MB", "MB"
+		NR == 1 {
+			printf "%-6s %8s %8s %8s %7s %8s %8s %7s %8s %8s %8s %8s %8s\n", "daemon", "cold",
+				"prefetch", "warm", "gap", "hit mmap", "hit read", "CPU", "peak RSS",
+				"peak anon", "state", "daemon rd", "disk rd"
+			printf "%-6s %8s %8s %8s %7s %8s %8s %7s %8s %8s %8s %8s %8s\n", "", "ms", "ms", "ms",
+				"closed", "(cold)", "(cold)", "s", "KB", "KB", "KB", "MB", "MB"
+			next
 		}
 		{
-			printf "%-7s %9s %8s %9s %9s %9s %7s %9s %9s %8s %10s %9s%s\n", $2, ms($4), pct($7),
-				pct($8), pct($9), pct($10), $11, $12, $13,
-				$14 == "-" ? "-" : sprintf("%.1f", $14 / 1024), mb($15), mb($16),
-				($18 > 0 ? "  (other preload daemons ran at " $18 " launches)" : "")
+			printf "%-6s %8s %8s %8s %7s %8s %8s %7s %8s %8s %8s %8s %8s%s\n", $2, ms($4), ms($5),
+				ms($6), pct($7), pct($8), pct($9), $13, $14, $15,
+				($16 == "-" ? "-" : sprintf("%.1f", $16 / 1024)), mb($17), mb($18),
+				($20 > 0 ? "  (other preload daemons ran at " $20 " launches)" : "")
+			printf "%-6s %8s %8s %8s %7s %8s %8s\n", "", "", "", "", "", pct($11), pct($12)
 		}' "$work/summary.tsv"
 }
 
@@ -517,13 +627,18 @@ doscan = true
 dopredict = true
 autosave = 3600
 mapprefix = /usr/;/lib;/var/cache/;!/
-exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/
+exeprefix = $bindir/;!/usr/sbin/;!/usr/local/sbin/;/usr/;!/
 maxprocs = 30
 sortstrategy = 3
 EOF
 
 log "results in $work"
+echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps" > "$work/params"
 if [ "$set" = synthetic ]; then
+	if [ "$slow" != none ]; then
+		log "a slow disk for the programs: $iops reads/s, $mbps MB/s"
+		make_slow_disk
+	fi
 	log "creating $napps programs under $root"
 	make_synthetic
 else
