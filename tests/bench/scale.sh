@@ -17,16 +17,18 @@
 # executables (60 maps each from a pool of 5,000, a chain for every pair)
 # in both state formats. Each daemon then starts from its file, alone,
 # with the same configuration (cycle CYCLE, maxprocs 0, the rest
-# default), and this measures:
+# default) and at nice 0 (on a busy machine nice 15 would time the other
+# jobs), and this measures:
 #   load     wall time from exec until the daemon logs that its state is
 #            loaded (0.6.4: "loading state done", this: "loaded state
 #            from"), and the CPU time it had used by then
 #   RSS      VmRSS and RssAnon right after the load, VmHWM at the end
-#   cycle    CPU time (user + system, with reaped children) from the end
-#            of its second cycle to the end of cycle 2 + CYCLES, divided
-#            by CYCLES; a cycle is counted by its log line (0.6.4: "state
-#            predicting end", this: "cycle N at"), so a cycle that takes
-#            longer than CYCLE still counts once
+#   cycle    CPU time (user + system, with reaped children) over at
+#            least CYCLES cycles, from two cycles after the load, divided
+#            by the cycles done; the cycles are counted by the model time
+#            the SIGUSR1 dump reports at both ends (each daemon advances
+#            it by one cycle per cycle), so a cycle that takes longer than
+#            CYCLE still counts once
 #   save     wall time from SIGTERM to exit: both save the whole state
 #   state    the size of the generated file and of the one saved at exit
 # Writes scale.tsv and prints a table with the ratios this / 0.6.4.
@@ -92,21 +94,36 @@ wait_lines() { # LOG PATTERN COUNT LIMIT
 	done
 }
 
+# Asks the daemon for its SIGUSR1 dump and waits for it; sets mtime to
+# the model time it reports (seconds; both daemons advance it by exactly
+# one cycle per cycle, so it counts the cycles done, slow ones too).
+dump() { # LOG
+	local before
+	before=$(grep -c -- "$dump_line" "$1")
+	kill -USR1 "$dpid"
+	wait_lines "$1" "$dump_line" $((before + 1)) 600 || return 1
+	mtime=$(grep -o -- "$dump_line[^0-9]*[0-9]*" "$1" | tail -1 | grep -o '[0-9]*$')
+}
+
 measure() { # N DAEMON
 	local n=$1 d=$2 statefile="$work/$1.$2.state" logf="$work/$1.$2.log"
-	local loaded cycle_line t0 t1 load_ms load_cpu rss anon c1 c2 hwm s0 save_ms saved
-	case $d in
-	0.6.4) cp "$work/$n.old.state" "$statefile"
-		loaded="loading state done" cycle_line="state predicting end" ;;
-	this) cp "$work/$n.ours.state" "$statefile"
-		loaded="loaded state from" cycle_line="cycle [0-9]* at" ;;
-	esac
+	local loaded t0 t1 load_ms load_cpu rss anon c1 c2 m1 hwm s0 save_ms saved done_cycles
 	: > "$logf"
-	sync
-	t0=$(now_ms)
 	case $d in
-	0.6.4) "$theirs" -f -c "$work/preload.conf" -s "$statefile" -l "$logf" -V 5 & ;;
-	this) "$ours" -f -c "$work/preload.conf" -s "$statefile" -l "$logf" -V 5 & ;;
+	0.6.4)
+		cp "$work/$n.old.state" "$statefile"
+		loaded="loading state done" dump_line="preload time ="
+		sync
+		t0=$(now_ms)
+		# -V 5 for its "loading state done"; it logs a few lines a cycle.
+		"$theirs" -f -n 0 -c "$work/preload.conf" -s "$statefile" -l "$logf" -V 5 & ;;
+	this)
+		cp "$work/$n.ours.state" "$statefile"
+		loaded="loaded state from" dump_line="model: time"
+		sync
+		t0=$(now_ms)
+		# -V 4: at 5 it logs every missing file it was asked to read.
+		"$ours" -f -n 0 -c "$work/preload.conf" -s "$statefile" -l "$logf" -V 4 & ;;
 	esac
 	dpid=$!
 	if ! wait_lines "$logf" "$loaded" 1 1200; then
@@ -117,28 +134,35 @@ measure() { # N DAEMON
 	load_ms=$((t1 - t0)) load_cpu=$(cpu_s "$dpid")
 	rss=$(status_kb "$dpid" VmRSS) anon=$(status_kb "$dpid" RssAnon)
 	log "$d, $n exes: loaded in $load_ms ms ($load_cpu s CPU), RSS $rss KB"
-	# The first cycles admit nothing and settle; measure from the second.
-	wait_lines "$logf" "$cycle_line" 2 1200 || { log "$d: no cycles"; return 1; }
-	c1=$(cpu_s "$dpid") t0=$(now_ms)
-	wait_lines "$logf" "$cycle_line" $((2 + cycles)) 1800 || { log "$d: too few cycles"; return 1; }
+	# The first cycles admit the machine's own programs; measure after.
+	sleep $((2 * cycle + 1))
+	dump "$logf" || { log "$d: no dump"; return 1; }
+	c1=$(cpu_s "$dpid") m1=$mtime t0=$(now_ms)
+	sleep $((cycles * cycle))
+	dump "$logf" || { log "$d: no dump"; return 1; }
+	while [ $(((mtime - m1) / cycle)) -lt "$cycles" ]; do
+		sleep "$cycle"
+		dump "$logf" || { log "$d: no dump"; return 1; }
+	done
 	c2=$(cpu_s "$dpid") t1=$(now_ms)
+	done_cycles=$(((mtime - m1) / cycle))
 	hwm=$(status_kb "$dpid" VmHWM)
-	log "$d, $n exes: $cycles cycles in $((t1 - t0)) ms, CPU $(awk -v a="$c1" -v b="$c2" -v k="$cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }') ms per cycle"
+	log "$d, $n exes: $done_cycles cycles in $((t1 - t0)) ms, $(awk -v a="$c1" -v b="$c2" -v k="$done_cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }') ms CPU per cycle"
 	s0=$(now_ms)
 	kill -TERM "$dpid"
 	wait "$dpid" 2> /dev/null
 	save_ms=$(($(now_ms) - s0))
 	dpid=
 	saved=$(stat -c %s "$statefile" 2> /dev/null || echo 0)
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$d" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$d" \
 		"$(stat -c %s "$work/$n.$( [ "$d" = this ] && echo ours || echo old).state")" \
 		"$load_ms" "$load_cpu" "$rss" "$anon" "$hwm" \
-		"$(awk -v a="$c1" -v b="$c2" -v k="$cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }')" \
-		"$((t1 - t0))" "$save_ms" "$saved" >> "$work/scale.tsv"
+		"$(awk -v a="$c1" -v b="$c2" -v k="$done_cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }')" \
+		"$done_cycles" "$((t1 - t0))" "$save_ms" "$saved" >> "$work/scale.tsv"
 	rm -f "$statefile"
 }
 
-printf 'exes\tdaemon\tstate_bytes\tload_ms\tload_cpu_s\trss_kb\tanon_kb\tpeak_rss_kb\tcpu_ms_per_cycle\twindow_ms\tsave_ms\tsaved_bytes\n' \
+printf 'exes\tdaemon\tstate_bytes\tload_ms\tload_cpu_s\trss_kb\tanon_kb\tpeak_rss_kb\tcpu_ms_per_cycle\tcycles\twindow_ms\tsave_ms\tsaved_bytes\n' \
 	> "$work/scale.tsv"
 log "results in $work"
 for n in $sizes; do
@@ -170,14 +194,14 @@ awk -F'\t' '
 				if (!((key, 3) in v)) continue
 				printf "%-6s %-6s %10s %9.2f %9s %9s %9s %10s %9s %10.2f\n", n, names[j],
 					mb(v[key, 3]), v[key, 4] / 1000, v[key, 5], mb(v[key, 6] * 1024),
-					mb(v[key, 7] * 1024), mb(v[key, 8] * 1024), v[key, 9], v[key, 11] / 1000
+					mb(v[key, 7] * 1024), mb(v[key, 8] * 1024), v[key, 9], v[key, 12] / 1000
 			}
 			a = n SUBSEP "0.6.4"; b = n SUBSEP "this"
 			if ((a, 3) in v && (b, 3) in v)
 				printf "%-6s %-6s %10s %9s %9s %9s %9s %10s %9s %10s\n", n, "ratio",
 					r(v[b, 3], v[a, 3]), r(v[b, 4], v[a, 4]), r(v[b, 5], v[a, 5]),
 					r(v[b, 6], v[a, 6]), r(v[b, 7], v[a, 7]), r(v[b, 8], v[a, 8]),
-					r(v[b, 9], v[a, 9]), r(v[b, 11], v[a, 11])
+					r(v[b, 9], v[a, 9]), r(v[b, 12], v[a, 12])
 		}
 	}' "$work/scale.tsv" | tee "$work/table.txt"
 echo "results: $work"

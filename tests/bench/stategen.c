@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "model.h"
 #include "state.h"
@@ -151,6 +150,7 @@ write_old(const Model *model, Exe **exes, guint n_exes, const char *path, GError
 	g_autoptr(GPtrArray) maps = g_ptr_array_new();
 	FILE *fp = fopen(path, "we");
 	char tau[4][G_ASCII_DTOSTR_BUF_SIZE];
+	gboolean failed;
 
 	if (!fp) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", path,
@@ -198,7 +198,8 @@ write_old(const Model *model, Exe **exes, guint n_exes, const char *path, GError
 			fputc('\n', fp);
 		}
 	}
-	if (ferror(fp) | fclose(fp)) {
+	failed = ferror(fp) != 0;
+	if (fclose(fp) != 0 || failed) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write error", path);
 		return FALSE;
 	}
