@@ -50,6 +50,7 @@ typedef struct CmdlineArgs {
 	char *conffile;
 	char *statefile;
 	char *logfile;
+	char *tracefile;
 	gboolean foreground;
 	gboolean once;
 	gboolean debug;
@@ -84,6 +85,7 @@ cmdline_args_clear(CmdlineArgs *args)
 	g_free(args->conffile);
 	g_free(args->statefile);
 	g_free(args->logfile);
+	g_free(args->tracefile);
 }
 
 static GOptionContext *
@@ -106,6 +108,9 @@ cmdline_context_new(CmdlineArgs *args)
 		  "Same as -f -l '' -V 9 (an explicit -l or -V wins)", NULL },
 		{ "once", 0, 0, G_OPTION_ARG_NONE, &args->once,
 		  "Run one cycle against /proc, save the state and exit", NULL },
+		{ "trace", 't', 0, G_OPTION_ARG_FILENAME, &args->tracefile,
+		  "Record each scan to a trace file for preload-replay ('' for none; "
+		  "overrides tracefile in the configuration)", "FILE" },
 		{ "version", 'v', 0, G_OPTION_ARG_NONE, &args->version,
 		  "Print the version and exit", NULL },
 		{ "help", 'h', 0, G_OPTION_ARG_NONE, &args->help,
@@ -200,6 +205,8 @@ cmdline_parse(int argc, char **argv, Options *opts, gboolean *exit_now, GError *
 	opts->statefile = cmdline_take(&parsed.statefile, CMDLINE_DEFAULT_STATEFILE);
 	/* Left NULL when not given: the default depends on the mode (see main). */
 	opts->logfile = g_steal_pointer(&parsed.logfile);
+	/* NULL when not given: the configuration's tracefile applies. */
+	opts->tracefile = g_steal_pointer(&parsed.tracefile);
 	opts->foreground = parsed.foreground;
 	opts->once = parsed.once;
 	opts->debug = parsed.debug;
@@ -225,5 +232,6 @@ cmdline_clear(Options *opts)
 	g_free(opts->conffile);
 	g_free(opts->statefile);
 	g_free(opts->logfile);
+	g_free(opts->tracefile);
 	memset(opts, 0, sizeof(*opts));
 }

@@ -10,6 +10,7 @@ typedef struct Options {
 	char *conffile;       /* "" disables the config file */
 	char *statefile;      /* "" disables the state file */
 	char *logfile;        /* "" logs to stderr; NULL: default for the mode */
+	char *tracefile;      /* "" no trace; NULL: the configuration's tracefile */
 	gboolean foreground;  /* do not daemonize */
 	gboolean once;        /* one cycle against /proc, save, exit */
 	gboolean debug;       /* foreground, stderr, verbosity 9 */

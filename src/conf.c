@@ -38,6 +38,7 @@ typedef enum {
 	CONF_TYPE_INT,
 	CONF_TYPE_BOOL,
 	CONF_TYPE_LIST,
+	CONF_TYPE_STRING,
 } ConfType;
 
 typedef struct ConfKey {
@@ -46,7 +47,7 @@ typedef struct ConfKey {
 	ConfType type;
 	size_t offset;          /* of the key's field in Conf */
 	gint64 def;             /* default of an integer or boolean */
-	const char *def_list;   /* default of a list, ';'-separated */
+	const char *def_list;   /* default of a list (';'-separated) or string */
 	gint64 min, max;        /* allowed range of an integer */
 	const char *unit;       /* of an integer, "" if none */
 	const char *doc;
@@ -57,10 +58,12 @@ typedef struct ConfKey {
 	G_STATIC_ASSERT((lo) <= (def) && (def) <= (hi));
 #define CONF_BOOL(g, k, def, d)
 #define CONF_LIST(g, k, def, d)
+#define CONF_STRING(g, k, def, d)
 #include "confkeys.h"
 #undef CONF_INT
 #undef CONF_BOOL
 #undef CONF_LIST
+#undef CONF_STRING
 
 static const ConfKey conf_keys[] = {
 #define CONF_INT(g, k, def, lo, hi, u, d) \
@@ -69,10 +72,13 @@ static const ConfKey conf_keys[] = {
 	{ #g, #k, CONF_TYPE_BOOL, offsetof(Conf, k), (def) ? 1 : 0, NULL, 0, 1, "", (d) },
 #define CONF_LIST(g, k, def, d) \
 	{ #g, #k, CONF_TYPE_LIST, offsetof(Conf, k), 0, (def), 0, 0, "", (d) },
+#define CONF_STRING(g, k, def, d) \
+	{ #g, #k, CONF_TYPE_STRING, offsetof(Conf, k), 0, (def), 0, 0, "", (d) },
 #include "confkeys.h"
 #undef CONF_INT
 #undef CONF_BOOL
 #undef CONF_LIST
+#undef CONF_STRING
 };
 
 /*
@@ -172,6 +178,9 @@ conf_new(void)
 			*CONF_FIELD(conf, k, char **) =
 				conf_normalize_list(g_strsplit(k->def_list ? k->def_list : "", ";", -1));
 			break;
+		case CONF_TYPE_STRING:
+			*CONF_FIELD(conf, k, char *) = g_strdup(k->def_list ? k->def_list : "");
+			break;
 		}
 	}
 	return conf;
@@ -184,12 +193,17 @@ conf_copy(const Conf *conf)
 
 	g_return_val_if_fail(conf != NULL, NULL);
 	copy = g_memdup2(conf, sizeof(*conf));
-	for (size_t i = 0; i < G_N_ELEMENTS(conf_keys); i++)
+	for (size_t i = 0; i < G_N_ELEMENTS(conf_keys); i++) {
 		if (conf_keys[i].type == CONF_TYPE_LIST) {
 			char ***field = CONF_FIELD(copy, &conf_keys[i], char **);
 
 			*field = g_strdupv(*field);
+		} else if (conf_keys[i].type == CONF_TYPE_STRING) {
+			char **field = CONF_FIELD(copy, &conf_keys[i], char *);
+
+			*field = g_strdup(*field);
 		}
+	}
 	return copy;
 }
 
@@ -198,25 +212,28 @@ conf_free(Conf *conf)
 {
 	if (!conf)
 		return;
-	for (size_t i = 0; i < G_N_ELEMENTS(conf_keys); i++)
+	for (size_t i = 0; i < G_N_ELEMENTS(conf_keys); i++) {
 		if (conf_keys[i].type == CONF_TYPE_LIST)
 			g_strfreev(*CONF_FIELD(conf, &conf_keys[i], char **));
+		else if (conf_keys[i].type == CONF_TYPE_STRING)
+			g_free(*CONF_FIELD(conf, &conf_keys[i], char *));
+	}
 	g_free(conf);
 }
 
 /* ---- values as text ---- */
 
 /*
- * A list item as GKeyFile syntax, so that the dump can be loaded back:
- * the separator and the escape character are escaped, as are the
- * characters that would end the line.
+ * A list item or a string as GKeyFile syntax, so that the dump can be
+ * loaded back: the escape character and the characters that would end
+ * the line are escaped, and in a list item also the separator.
  */
 static void
-conf_append_list_item(GString *out, const char *item)
+conf_append_escaped(GString *out, const char *text, gboolean in_list)
 {
-	for (const char *p = item; *p; p++) {
+	for (const char *p = text; *p; p++) {
 		switch (*p) {
-		case ';':  g_string_append(out, "\\;"); break;
+		case ';':  g_string_append(out, in_list ? "\\;" : ";"); break;
 		case '\\': g_string_append(out, "\\\\"); break;
 		case '\n': g_string_append(out, "\\n"); break;
 		case '\r': g_string_append(out, "\\r"); break;
@@ -232,7 +249,7 @@ conf_append_list(GString *out, char *const *items)
 	for (size_t i = 0; items && items[i]; i++) {
 		if (i > 0)
 			g_string_append_c(out, ';');
-		conf_append_list_item(out, items[i]);
+		conf_append_escaped(out, items[i], TRUE);
 	}
 }
 
@@ -250,6 +267,10 @@ conf_value_text(const Conf *conf, const ConfKey *k)
 	case CONF_TYPE_LIST:
 		out = g_string_new(NULL);
 		conf_append_list(out, *CONF_CFIELD(conf, k, char **));
+		return g_string_free(out, FALSE);
+	case CONF_TYPE_STRING:
+		out = g_string_new(NULL);
+		conf_append_escaped(out, *CONF_CFIELD(conf, k, char *), FALSE);
 		return g_string_free(out, FALSE);
 	}
 	g_return_val_if_reached(NULL);
@@ -276,6 +297,8 @@ conf_allowed_text(const ConfKey *k)
 		return g_strdup("true, false, 1 or 0");
 	case CONF_TYPE_LIST:
 		return g_strdup("a ';'-separated list of path prefixes");
+	case CONF_TYPE_STRING:
+		return g_strdup("a path, or empty");
 	}
 	g_return_val_if_reached(NULL);
 }
@@ -345,7 +368,7 @@ conf_warn_invalid(const Conf *conf, const ConfKey *k, const char *path, const ch
 	g_autofree char *allowed = conf_allowed_text(k);
 	g_autofree char *kept = conf_value_text(conf, k);
 
-	if (k->type == CONF_TYPE_LIST)
+	if (k->type == CONF_TYPE_LIST || k->type == CONF_TYPE_STRING)
 		g_warning("%s: [%s] %s = '%s' is invalid: %s (allowed %s); keeping '%s'",
 			  path, k->group, name, value, reason, allowed, kept);
 	else
@@ -404,6 +427,19 @@ conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const
 		g_strfreev(*CONF_FIELD(conf, k, char **));
 		*CONF_FIELD(conf, k, char **) = conf_normalize_list(items);
 		return;
+
+	case CONF_TYPE_STRING: {
+		char *text = g_key_file_get_string(file, k->group, name, &local);
+
+		if (!text) {
+			conf_warn_invalid(conf, k, path, name, value,
+					  "a bad '\\' escape, or not UTF-8");
+			return;
+		}
+		g_free(*CONF_FIELD(conf, k, char *));
+		*CONF_FIELD(conf, k, char *) = g_strstrip(text);
+		return;
+	}
 	}
 }
 
@@ -438,10 +474,7 @@ conf_apply_alias(Conf *conf, GKeyFile *file, const char *path, const char *group
 gboolean
 conf_load(Conf *conf, const char *path, GError **error)
 {
-	g_autoptr(GKeyFile) file = g_key_file_new();
-	g_autoptr(GError) local = NULL;
 	g_autofree char *data = NULL;
-	g_auto(GStrv) groups = NULL;
 	gsize len = 0;
 
 	g_return_val_if_fail(conf != NULL, FALSE);
@@ -450,7 +483,26 @@ conf_load(Conf *conf, const char *path, GError **error)
 	data = conf_read_file(path, &len, error);
 	if (!data)
 		return FALSE;
-	if (!g_key_file_load_from_data(file, data, len, G_KEY_FILE_NONE, &local)) {
+	return conf_load_data(conf, data, len, path, error);
+}
+
+gboolean
+conf_load_data(Conf *conf, const char *data, gsize len, const char *path, GError **error)
+{
+	g_autoptr(GKeyFile) file = g_key_file_new();
+	g_autoptr(GError) local = NULL;
+	g_auto(GStrv) groups = NULL;
+
+	g_return_val_if_fail(conf != NULL, FALSE);
+	g_return_val_if_fail(data != NULL || len == 0, FALSE);
+	g_return_val_if_fail(path != NULL, FALSE);
+
+	if (len > CONF_MAX_FILE_SIZE) {
+		g_set_error(error, CONF_ERROR, CONF_ERROR_UNUSABLE,
+			    "cannot use %s: larger than %d bytes", path, CONF_MAX_FILE_SIZE);
+		return FALSE;
+	}
+	if (!g_key_file_load_from_data(file, data ? data : "", len, G_KEY_FILE_NONE, &local)) {
 		g_set_error(error, CONF_ERROR, CONF_ERROR_UNUSABLE,
 			    "cannot parse %s: %s", path, local->message);
 		return FALSE;
@@ -593,6 +645,10 @@ conf_template(void)
 				line = *def ? g_strdup_printf("Default: %s", def)
 					    : g_strdup("Default: empty (accepts everything).");
 				break;
+			case CONF_TYPE_STRING:
+				line = *def ? g_strdup_printf("Default: %s", def)
+					    : g_strdup("Default: empty (off).");
+				break;
 			}
 			conf_append_comment(out, line);
 			g_string_append_printf(out, "%s = %s\n", k->key, def);
@@ -617,6 +673,7 @@ conf_describe(void)
 		[CONF_TYPE_INT] = "integer",
 		[CONF_TYPE_BOOL] = "boolean",
 		[CONF_TYPE_LIST] = "list",
+		[CONF_TYPE_STRING] = "string",
 	};
 	GPtrArray *rows = g_ptr_array_new_with_free_func(conf_key_info_free);
 

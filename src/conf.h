@@ -22,10 +22,12 @@ typedef struct Conf {
 #define CONF_INT(g, k, def, lo, hi, unit, doc) gint64 k;
 #define CONF_BOOL(g, k, def, doc) gboolean k;
 #define CONF_LIST(g, k, def, doc) char **k;
+#define CONF_STRING(g, k, def, doc) char *k;
 #include "confkeys.h"
 #undef CONF_INT
 #undef CONF_BOOL
 #undef CONF_LIST
+#undef CONF_STRING
 } Conf;
 
 /* A Conf holding the compiled-in defaults. */
@@ -42,6 +44,13 @@ void conf_free(Conf *conf);
  * a copy.
  */
 gboolean conf_load(Conf *conf, const char *path, GError **error);
+/*
+ * The parser behind conf_load(): reads the file's text, `len` bytes of
+ * `data` (which need not end in NUL), over conf. `path` only names the
+ * file in messages.
+ */
+gboolean conf_load_data(Conf *conf, const char *data, gsize len, const char *path,
+			GError **error);
 
 /* "[group]\nkey = value\n..." for the SIGUSR1 dump. */
 char *conf_dump(const Conf *conf);

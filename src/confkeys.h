@@ -8,11 +8,12 @@
  *   CONF_INT  (group, key, default, min, max, unit, doc)
  *   CONF_BOOL (group, key, default, doc)
  *   CONF_LIST (group, key, default, doc)   ';'-separated path prefixes
+ *   CONF_STRING (group, key, default, doc) a path; "" means off
  *
  * No include guard: it is meant to be included several times.
  */
 
-CONF_INT(model, cycle, 20, 2, 3600, "seconds",
+CONF_INT(model, cycle, 20, 1, 3600, "seconds",
 	"How often preload scans the running processes and predicts. A scan "
 	"and prediction happen at the start of each cycle, the model update "
 	"and the readahead half a cycle later (to give new processes time to "
@@ -30,15 +31,25 @@ CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 
 CONF_INT(model, memtotal, -10, -100, 100, "percent",
 	"The memory budget for prefetching, in KB, is "
-	"max(0, memtotal% of MemTotal + memfree% of MemFree) + memcached% of "
-	"Cached, from /proc/meminfo, recomputed every cycle. This key is the "
-	"MemTotal term; a negative percentage subtracts.")
+	"max(0, memtotal% of MemTotal + memfree% of MemFree + memavailable% "
+	"of MemAvailable) + memcached% of Cached, from /proc/meminfo, "
+	"recomputed every cycle. This key is the MemTotal term; a negative "
+	"percentage subtracts.")
 
 CONF_INT(model, memfree, 50, -100, 100, "percent",
 	"The MemFree term of the memory budget (see memtotal).")
 
 CONF_INT(model, memcached, 0, -100, 100, "percent",
 	"The Cached term of the memory budget (see memtotal).")
+
+CONF_INT(model, memavailable, 0, -100, 100, "percent",
+	"The MemAvailable term of the memory budget (see memtotal). "
+	"MemAvailable is free memory plus what the kernel can reclaim "
+	"without swapping, mostly clean page cache. On a machine whose memory "
+	"is full of cache MemFree stays small and the default budget shrinks "
+	"to nothing although the cache could make room; memfree = 0 with "
+	"memavailable = 50 then budgets from the memory really available. "
+	"The default 0 keeps the budget of preload 0.6.4.")
 
 CONF_BOOL(system, doscan, TRUE,
 	"Whether to scan running processes and update the model. Turn off "
@@ -70,3 +81,58 @@ CONF_INT(system, sortstrategy, 3, 0, 3, "",
 	"Order of readahead requests: 0 none (for flash storage), 1 by path, "
 	"2 by inode, 3 by the file's first physical block (FIEMAP), which "
 	"minimises seeks on rotating disks.")
+
+CONF_BOOL(system, checkresidency, TRUE,
+	"Whether to ask the kernel which pages of a range are already in the "
+	"page cache (cachestat(2), or mincore(2) on kernels before 6.5) and "
+	"read only the missing ones. A range that is fully cached then costs "
+	"no read at all. Turn off to request every selected range every "
+	"cycle, as preload 0.6.4 did.")
+
+CONF_INT(system, minavailable, 5, 0, 100, "percent",
+	"No prefetching while MemAvailable in /proc/meminfo is below this "
+	"percentage of MemTotal: reading more into the cache would only push "
+	"other pages out. Learning and prediction go on. 0 turns the check "
+	"off.")
+
+CONF_INT(system, maxpressure, 10, 0, 100, "percent",
+	"No prefetching while the memory pressure the kernel reports is above "
+	"this percentage: the \"some avg10\" figure of /proc/pressure/memory, "
+	"the share of the last 10 seconds in which some task waited for "
+	"memory. Kernels without pressure information (before 4.20, or booted "
+	"with psi=0) are judged by minavailable alone. 0 turns the check off.")
+
+CONF_STRING(system, tracefile, "",
+	"Record what each scan observes (running executables, the maps of new "
+	"ones, the memory figures) to this file, for preload-replay(1) and "
+	"benchmarks; see doc/trace-format.md. The file is rewritten when the "
+	"daemon starts. Empty: no trace. The --trace option overrides it.")
+
+CONF_BOOL(system, learnreads, TRUE,
+	"Whether to learn the files each program opens while it starts (its "
+	"first `startupwindow` seconds), with fanotify, on the file systems "
+	"that mapprefix and exeprefix cover. The resident parts of those files "
+	"join the program's maps in prediction and readahead. Needs root and "
+	"fanotify (Linux 5.1 or later); without them preload logs it once and "
+	"learns from /proc maps only.")
+
+CONF_BOOL(system, learnexec, TRUE,
+	"Whether program starts seen through fanotify count in the model: a "
+	"program that ran since the last scan counts as running at that scan, "
+	"even if it lived a fraction of a second, and an unknown one is "
+	"admitted from the files it opened while starting. So a compiler that "
+	"a build runs over and over is predicted while the build runs. With "
+	"learnreads off, exec events still count starts of known programs.")
+
+CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
+	"How long after a program starts its opens are learned (see "
+	"learnreads). At most one start of each program is followed per "
+	"cycle.")
+
+CONF_INT(system, maxreadfiles, 256, 0, 65536, "files",
+	"The most files learned from start-up opens per program, over all its "
+	"starts; also the most files recorded per start. 0 learns none.")
+
+CONF_INT(system, maxreadkb, 65536, 0, G_GINT64_CONSTANT(1) << 30, "KB",
+	"The most bytes (in KB) of files learned from start-up opens per "
+	"program, over all its starts.")

@@ -34,8 +34,10 @@ print_keys(void)
 			       info->group, info->key, info->type, info->default_text,
 			       info->min, info->max, info->unit && *info->unit ? info->unit : "-");
 		else
+			/* An empty column would vanish in a shell `read`: say "(empty)". */
 			printf("%s\t%s\t%s\t%s\t-\t-\t-\n",
-			       info->group, info->key, info->type, info->default_text);
+			       info->group, info->key, info->type,
+			       *info->default_text ? info->default_text : "(empty)");
 	}
 }
 
@@ -100,6 +102,15 @@ man_put_key_summary(const ConfKeyInfo *info)
 		fputs("Boolean, true or false; default \\fB", stdout);
 		man_put_text(info->default_text);
 		fputs("\\fR.\n", stdout);
+	} else if (strcmp(info->type, "string") == 0) {
+		fputs("A path; default ", stdout);
+		if (*info->default_text) {
+			fputs("\\fB", stdout);
+			man_put_text(info->default_text);
+			fputs("\\fR.\n", stdout);
+		} else {
+			fputs("empty (off).\n", stdout);
+		}
 	} else {
 		fputs("List of path prefixes separated by \\(oq;\\(cq; default ", stdout);
 		if (*info->default_text) {

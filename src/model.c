@@ -134,6 +134,12 @@ exe_destroy(gpointer exe)
 void
 exe_add_map(Model *model, Exe *exe, Map *map, double prob)
 {
+	exe_add_map_origin(model, exe, map, prob, EXEMAP_MAPPED);
+}
+
+void
+exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin origin)
+{
 	Map *registered;
 	ExeMap em;
 
@@ -161,6 +167,7 @@ exe_add_map(Model *model, Exe *exe, Map *map, double prob)
 	exe->size += registered->length;
 	em.map = registered;
 	em.prob = prob;
+	em.origin = origin;
 	g_array_append_val(exe->exemaps, em);
 }
 
@@ -489,6 +496,48 @@ model_account(Model *model, gint64 now)
 				markov->time += (double)period;
 		}
 	}
+}
+
+/* ---- prefetch hits ---- */
+
+static guint64
+add_saturating(guint64 a, guint64 b)
+{
+	return b > G_MAXUINT64 - a ? G_MAXUINT64 : a + b;
+}
+
+void
+exe_hits_add(ExeHits *hits, guint64 bytes, guint64 prefetched,
+	     guint64 probed, guint64 resident)
+{
+	g_return_if_fail(hits != NULL);
+
+	/* A part cannot exceed its whole; a caller's rounding must not make it. */
+	prefetched = MIN(prefetched, bytes);
+	probed = MIN(probed, bytes);
+	resident = MIN(resident, probed);
+
+	hits->checks = add_saturating(hits->checks, 1);
+	hits->bytes = add_saturating(hits->bytes, bytes);
+	hits->prefetched = add_saturating(hits->prefetched, prefetched);
+	hits->probed = add_saturating(hits->probed, probed);
+	hits->resident = add_saturating(hits->resident, resident);
+}
+
+double
+exe_hits_resident_ratio(const ExeHits *hits)
+{
+	g_return_val_if_fail(hits != NULL, 0.0);
+
+	return hits->probed > 0 ? (double)MIN(hits->resident, hits->probed) / (double)hits->probed : 0.0;
+}
+
+double
+exe_hits_prefetched_ratio(const ExeHits *hits)
+{
+	g_return_val_if_fail(hits != NULL, 0.0);
+
+	return hits->bytes > 0 ? (double)MIN(hits->prefetched, hits->bytes) / (double)hits->bytes : 0.0;
 }
 
 static gboolean

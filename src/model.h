@@ -38,13 +38,38 @@ typedef struct Map {
 	int refcount;         /* executables that use it; freed at 0 */
 	double lnprob;        /* ln P(not needed soon), this cycle */
 	guint seq;            /* index while saving or loading */
+	guint64 prefetch_seq; /* model->prefetch_seq of the last prefetch that read it */
 } Map;
+
+/* How an executable came to use a map. */
+typedef enum {
+	EXEMAP_MAPPED = 0,    /* seen in /proc/PID/maps */
+	EXEMAP_READ = 1,      /* resident part of a file opened at start-up */
+} ExeMapOrigin;
 
 /* One executable's use of one map. */
 typedef struct ExeMap {
 	Map *map;             /* holds a reference */
 	double prob;          /* probability the exe uses it when it runs */
+	ExeMapOrigin origin;  /* how it was learned */
 } ExeMap;
+
+/*
+ * How well prefetching served an executable's starts: at each start the
+ * daemon measures its learned set (every map it uses) and adds it here.
+ * bytes/prefetched counts every measured start; probed/resident only the
+ * starts seen as they happened (exec events), when the page cache could be
+ * asked before the program loaded anything, and only the files whose
+ * residency the kernel would tell.
+ */
+typedef struct ExeHits {
+	guint64 starts;       /* starts seen */
+	guint64 checks;       /* of those, starts whose learned set was measured */
+	guint64 bytes;        /* learned-set bytes, summed over the checks */
+	guint64 prefetched;   /* of bytes, in the daemon's last prefetch */
+	guint64 probed;       /* learned-set bytes whose residency was probed */
+	guint64 resident;     /* of probed, resident just before the start */
+} ExeHits;
 
 typedef struct Markov Markov;
 
@@ -55,6 +80,7 @@ typedef struct Exe {
 	double time;          /* seconds it has been seen running */
 	gint64 update_time;   /* model time it was last seen running */
 	GArray *exemaps;      /* ExeMap, each holding a map reference */
+	ExeHits hits;         /* prefetch hits at its starts */
 
 	/* runtime */
 	GPtrArray *chains;    /* Markov *, shared with the other exe */
@@ -63,6 +89,7 @@ typedef struct Exe {
 	guint64 size;         /* sum of its maps' lengths, bytes */
 	double lnprob;        /* ln P(not needed soon), this cycle */
 	guint seq;            /* index while saving or loading */
+	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
 } Exe;
 
 /*
@@ -101,6 +128,7 @@ typedef struct Model {
 	gint64 last_accounting_timestamp; /* time of the last model_account() */
 	guint n_chains;          /* Markov chains alive */
 	gboolean dirty;          /* changed since the last save */
+	guint64 prefetch_seq;    /* number of the last prefetch; maps it read carry it */
 } Model;
 
 /* ---- maps ---- */
@@ -118,6 +146,8 @@ Exe *exe_new(const char *path, gboolean running, gint64 now);
 void exe_free(Exe *exe);
 /* Adds a use of `map` (taking a reference; registers it if it is new). */
 void exe_add_map(Model *model, Exe *exe, Map *map, double prob);
+/* The same, for a use learned another way than from /proc/PID/maps. */
+void exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin origin);
 gboolean exe_is_running(const Model *model, const Exe *exe);
 
 /* ---- chains ---- */
@@ -168,6 +198,19 @@ void model_exe_changed(Model *model, Exe *exe, gint64 now);
  * every chain whose pair both run.
  */
 void model_account(Model *model, gint64 now);
+
+/*
+ * Adds one measured start to hits: `bytes` of the learned set, of which
+ * `prefetched` were in the last prefetch and `probed` could be looked up
+ * in the page cache (0 if it was not asked), of which `resident` were
+ * resident. Parts larger than their whole are clamped to it; counters
+ * saturate.
+ */
+void exe_hits_add(ExeHits *hits, guint64 bytes, guint64 prefetched,
+		  guint64 probed, guint64 resident);
+/* resident / probed and prefetched / bytes as fractions; 0 when nothing was measured. */
+double exe_hits_resident_ratio(const ExeHits *hits);
+double exe_hits_prefetched_ratio(const ExeHits *hits);
 
 /* Forgets bad exes checked more than `max_age` seconds before now. */
 void model_expire_bad_exes(Model *model, gint64 now, gint64 max_age);

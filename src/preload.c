@@ -33,7 +33,6 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -46,6 +45,8 @@
 #include "readahead.h"
 #include "spy.h"
 #include "state.h"
+#include "trace.h"
+#include "watch.h"
 
 /* Exit codes an init system can act on (see preload(8)). */
 enum {
@@ -58,12 +59,17 @@ enum {
 
 /* How many predicted executables the SIGUSR1 dump lists. */
 #define DUMP_TOP_EXES 10
+/* How many executables the SIGUSR1 dump lists with their hit figures. */
+#define DUMP_TOP_HITS 10
 
 typedef struct Daemon {
 	Options opts;
 	Conf *conf;
 	Model *model;
 	Spy *spy;
+	TraceWriter *trace;      /* NULL unless recording a trace */
+	Watch *watch;            /* exec and open events, NULL without them */
+	char *watch_off;         /* why there is no watcher, for the dump */
 	GMainLoop *loop;
 
 	guint cycle_source;      /* the pending tick or update timer */
@@ -74,6 +80,10 @@ typedef struct Daemon {
 
 	/* last prediction, for the dump */
 	ProcMemstat mem;
+	gboolean have_pressure;  /* pressure holds this cycle's PSI figure */
+	ProcPressure pressure;
+	ProphetPause pause;      /* why prefetching is held back, or PROPHET_PREFETCH */
+	gboolean idle_class;     /* the process runs in the idle I/O class */
 	guint64 budget_kb;
 	guint selected_maps;
 	guint64 selected_kb;
@@ -138,10 +148,49 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	Daemon *d = user_data;
 
 	d->last_readahead = *stats;
-	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB, "
-		"%u failed, %u skipped, %" G_GUINT64_FORMAT " calls",
-		stats->requests, stats->files, stats->bytes / 1024,
-		stats->failed, stats->skipped, stats->syscalls);
+	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB requested in %"
+		G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT " KB already cached (%u ranges "
+		"whole, %" G_GUINT64_FORMAT " probes), %u failed, %u skipped",
+		stats->requests, stats->files, stats->bytes / 1024, stats->syscalls,
+		stats->resident_bytes / 1024, stats->resident_ranges, stats->probes,
+		stats->failed, stats->skipped);
+	/* Once: the class is the process's, it does not come back by itself. */
+	if (stats->threads_not_idle > 0 && d->idle_class) {
+		g_info("readahead: %u of %u threads were not in the idle I/O class",
+		       stats->threads_not_idle, stats->threads);
+		d->idle_class = FALSE;
+	}
+}
+
+/*
+ * Decides whether this cycle may prefetch, and logs only the changes:
+ * one line when prefetching pauses, one when it resumes.
+ */
+static void
+update_pause(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *why = NULL;
+	ProphetPause pause;
+
+	d->have_pressure = FALSE;
+	if (d->conf->maxpressure > 0) {
+		if (proc_get_memory_pressure(&d->pressure, &error))
+			d->have_pressure = TRUE;
+		else if (!g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE))
+			g_debug("cannot read the memory pressure: %s, ignoring", error->message);
+	}
+	pause = prophet_pause(d->conf, &d->mem, d->have_pressure ? &d->pressure : NULL);
+	if (pause == d->pause)
+		return;
+	if (pause != PROPHET_PREFETCH) {
+		why = prophet_pause_describe(pause, d->conf);
+		if (d->pause == PROPHET_PREFETCH)
+			g_info("prefetching paused: %s", why);
+	} else {
+		g_info("prefetching resumed: memory is available again");
+	}
+	d->pause = pause;
 }
 
 static void
@@ -174,18 +223,21 @@ predict_and_readahead(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) selected = NULL;
+	ReadaheadOptions options = { 0 };
 	GArray *requests;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
 		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
 		return;
 	}
+	update_pause(d);
+	/* Predicted even while paused, so that the dump shows what would be read. */
 	prophet_score(d->model, d->conf);
 	d->budget_kb = prophet_budget_kb(d->conf, &d->mem);
 	selected = prophet_select(d->model, d->budget_kb, &d->selected_kb);
 	d->selected_maps = selected->len;
 	log_predictions(d, selected);
-	if (selected->len == 0)
+	if (selected->len == 0 || d->pause != PROPHET_PREFETCH)
 		return;
 
 	requests = readahead_requests_new();
@@ -194,9 +246,17 @@ predict_and_readahead(Daemon *d)
 
 		readahead_requests_add(requests, map->path, map->offset, map->length);
 	}
-	if (!readahead_start(requests, (int)d->conf->sortstrategy, (int)d->conf->maxprocs,
-			     readahead_done, d))
+	options.strategy = (int)d->conf->sortstrategy;
+	options.maxprocs = (int)d->conf->maxprocs;
+	options.check_residency = d->conf->checkresidency;
+	if (!readahead_start(requests, &options, readahead_done, d)) {
 		g_info("the previous readahead is still running, skipping this cycle's");
+		return;
+	}
+	/* What this prefetch read, for the hit figures of the starts that follow. */
+	d->model->prefetch_seq++;
+	for (guint i = 0; i < selected->len; i++)
+		((Map *)selected->pdata[i])->prefetch_seq = d->model->prefetch_seq;
 }
 
 /* Second half of a cycle: learn from the scan, then predict. */
@@ -218,14 +278,69 @@ run_update(Daemon *d)
 	d->cycles++;
 }
 
-/* First half of a cycle: scan. */
+/* A trace that cannot be written is given up, once, with a warning. */
+static void
+stop_trace(Daemon *d, const GError *error)
+{
+	if (!d->trace)
+		return;
+	if (error)
+		g_warning("stopped recording the trace: %s", error->message);
+	trace_writer_detach(d->trace, d->spy);
+	g_clear_pointer(&d->trace, trace_writer_free);
+}
+
+static void
+start_trace(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+	const char *path = d->opts.tracefile ? d->opts.tracefile : d->conf->tracefile;
+
+	if (!path || !*path)
+		return;
+	d->trace = trace_writer_open(path, d->conf->cycle, &error);
+	/* The exes already known must be in the trace, or a replay never admits them. */
+	if (d->trace && trace_writer_known_maps(d->trace, d->model, &error)) {
+		trace_writer_attach(d->trace, d->spy, spy_proc_maps, NULL);
+		g_message("recording a trace to %s", path);
+		return;
+	}
+	g_warning("cannot record a trace: %s", error->message);
+	g_clear_pointer(&d->trace, trace_writer_free);
+}
+
+static void
+close_trace(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!d->trace)
+		return;
+	trace_writer_detach(d->trace, d->spy);
+	if (!trace_writer_close(g_steal_pointer(&d->trace), &error))
+		g_warning("cannot finish the trace: %s", error->message);
+}
+
+/* First half of a cycle: scan (and record it). */
 static void
 run_tick(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 
-	if (d->conf->doscan && !spy_scan(d->spy, d->model, d->conf, d->model->time, &error))
+	if (!d->conf->doscan)
+		return;
+	if (!spy_scan(d->spy, d->model, d->conf, d->model->time, &error)) {
 		g_warning("scan failed: %s", error->message);
+		return;
+	}
+	if (d->trace) {
+		ProcMemstat mem;
+		gboolean have_mem = proc_get_memstat(&mem, NULL);
+
+		if (!trace_writer_scan_model(d->trace, d->model, d->model->time,
+					     have_mem ? &mem : NULL, &error))
+			stop_trace(d, error);
+	}
 }
 
 static gboolean
@@ -253,7 +368,14 @@ on_tick(gpointer user_data)
 	run_tick(d);
 	if (d->conf->doscan)
 		d->model->time += half;
-	d->cycle_source = g_timeout_add_seconds(half, on_update, d);
+	/*
+	 * A 1-second cycle has a half of 0 whole seconds (the model clock
+	 * counts whole seconds, so the update still adds the full second).
+	 * The processes just seen starting still get half a second to map
+	 * their libraries, instead of an update in the same breath.
+	 */
+	d->cycle_source = half ? g_timeout_add_seconds(half, on_update, d)
+			       : g_timeout_add(500, on_update, d);
 	return G_SOURCE_REMOVE;
 }
 
@@ -285,6 +407,100 @@ schedule_autosave(Daemon *d)
 		g_source_remove(d->autosave_source);
 	d->autosave_interval = d->conf->autosave;
 	d->autosave_source = g_timeout_add_seconds((guint)d->conf->autosave, on_autosave, d);
+}
+
+/* ---- the watcher: starts and start-up reads as they happen ---- */
+
+/*
+ * A program started. Its learned set is measured right away, before it
+ * has had time to load much of it: how much was resident (prefetched by
+ * us or cached anyway) is the hit ratio of that start. One measurement
+ * per program per cycle keeps a build that runs a compiler a thousand
+ * times from probing the same files a thousand times; every start is
+ * still counted.
+ */
+static void
+on_watch_exec(const char *path, pid_t pid, gpointer user_data)
+{
+	Daemon *d = user_data;
+	Exe *exe = model_lookup_exe(d->model, path);
+
+	(void)pid;
+	if (exe) {
+		gint64 now = g_get_monotonic_time();
+
+		exe->hits.starts++;
+		if (exe->hits_checked_at == 0 ||
+		    now - exe->hits_checked_at >= d->conf->cycle * G_USEC_PER_SEC) {
+			guint64 bytes, prefetched, probed, resident;
+
+			watch_measure_exe(exe, d->model->prefetch_seq, TRUE, &bytes, &prefetched,
+					  &probed, &resident);
+			exe_hits_add(&exe->hits, bytes, prefetched, probed, resident);
+			exe->hits_checked_at = now;
+		}
+		d->model->dirty = TRUE;
+	}
+	if (d->conf->doscan && d->conf->learnexec)
+		spy_saw_exec(d->spy, d->model, d->conf, path);
+}
+
+static void
+on_watch_learned(const char *exe, GArray *ranges, gpointer user_data)
+{
+	Daemon *d = user_data;
+
+	if (d->conf->doscan)
+		spy_learned_files(d->spy, d->model, d->conf, exe, ranges, d->model->time);
+}
+
+/*
+ * (Re)starts the watcher for the current configuration. Without it (not
+ * root, no fanotify, both features off) the daemon learns from /proc
+ * only, and says so once per attempt.
+ */
+static void
+start_watch(Daemon *d)
+{
+	static const WatchCallbacks callbacks = { on_watch_exec, on_watch_learned };
+	g_autoptr(GError) error = NULL;
+
+	g_clear_pointer(&d->watch, watch_free);
+	g_clear_pointer(&d->watch_off, g_free);
+	if (!d->conf->learnreads && !d->conf->learnexec) {
+		d->watch_off = g_strdup("learnreads and learnexec are off");
+	} else if (!(d->watch = watch_new(d->conf, &callbacks, d, &error))) {
+		d->watch_off = g_strdup(error->message);
+		g_warning("cannot watch program starts and file opens (%s): "
+			  "working as a maps scanner", error->message);
+	} else {
+		g_info("%s", watch_describe(d->watch));
+	}
+	/* Starts are counted where they are seen first. */
+	spy_set_count_starts(d->spy, d->watch == NULL);
+}
+
+/* Two prefix lists alike; NULL is the empty list. */
+static gboolean
+prefixes_equal(char *const *a, char *const *b)
+{
+	guint i;
+
+	for (i = 0; a && b && a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return FALSE;
+	return (!a || !a[i]) && (!b || !b[i]);
+}
+
+/* Whether the keys the watcher was made from differ. */
+static gboolean
+watch_conf_changed(const Conf *a, const Conf *b)
+{
+	return a->learnreads != b->learnreads || a->learnexec != b->learnexec ||
+	       a->startupwindow != b->startupwindow || a->maxreadfiles != b->maxreadfiles ||
+	       a->maxreadkb != b->maxreadkb || a->cycle != b->cycle ||
+	       !prefixes_equal(a->exeprefix, b->exeprefix) ||
+	       !prefixes_equal(a->mapprefix, b->mapprefix);
 }
 
 /* ---- configuration ---- */
@@ -330,8 +546,14 @@ reload(Daemon *d)
 		g_warning("keeping the previous configuration");
 		return;
 	}
-	conf_free(d->conf);
-	d->conf = conf;
+	{
+		gboolean restart_watch = !d->opts.once && watch_conf_changed(d->conf, conf);
+
+		conf_free(d->conf);
+		d->conf = conf;
+		if (restart_watch)
+			start_watch(d);
+	}
 	schedule_autosave(d);
 }
 
@@ -345,6 +567,70 @@ compare_exe_lnprob(gconstpointer a, gconstpointer b)
 	if (x->lnprob != y->lnprob)
 		return x->lnprob < y->lnprob ? -1 : 1;
 	return strcmp(x->path, y->path);
+}
+
+static gint
+compare_exe_starts(gconstpointer a, gconstpointer b)
+{
+	const Exe *x = *(Exe *const *)a, *y = *(Exe *const *)b;
+
+	if (x->hits.starts != y->hits.starts)
+		return x->hits.starts > y->hits.starts ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The hit figures: totals, then the executables started most often. */
+static void
+dump_hits(Daemon *d)
+{
+	g_autoptr(GPtrArray) started = g_ptr_array_new();
+	ExeHits total = { 0 };
+	GHashTableIter iter;
+	gpointer value;
+
+	g_hash_table_iter_init(&iter, d->model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+
+		if (exe->hits.starts == 0)
+			continue;
+		g_ptr_array_add(started, exe);
+		total.starts += exe->hits.starts;
+		total.checks += exe->hits.checks;
+		total.bytes += exe->hits.bytes;
+		total.prefetched += exe->hits.prefetched;
+		total.probed += exe->hits.probed;
+		total.resident += exe->hits.resident;
+	}
+	if (d->watch) {
+		const WatchStats *ws = watch_get_stats(d->watch);
+
+		g_message("watch: %s; %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+			  " starts, %" G_GUINT64_FORMAT " start-up windows, %" G_GUINT64_FORMAT
+			  " opens recorded, %" G_GUINT64_FORMAT " read sets learned, %"
+			  G_GUINT64_FORMAT " queue overflows",
+			  watch_describe(d->watch), ws->events, ws->starts, ws->windows,
+			  ws->recorded, ws->learned, ws->overflows);
+	} else {
+		g_message("watch: off (%s); starts are counted by the scan",
+			  d->watch_off ? d->watch_off : "not started");
+	}
+	g_message("hits: %" G_GUINT64_FORMAT " starts of known executables, %" G_GUINT64_FORMAT
+		  " measured: %.1f%% of %" G_GUINT64_FORMAT " KB resident at the start, "
+		  "%.1f%% of %" G_GUINT64_FORMAT " KB in the last prefetch",
+		  total.starts, total.checks, 100 * exe_hits_resident_ratio(&total),
+		  total.probed / 1024, 100 * exe_hits_prefetched_ratio(&total), total.bytes / 1024);
+	g_ptr_array_sort(started, compare_exe_starts);
+	if (started->len > 0)
+		g_message("most started executables (starts, measured, resident%%, prefetched%%):");
+	for (guint i = 0; i < started->len && i < DUMP_TOP_HITS; i++) {
+		const Exe *exe = started->pdata[i];
+
+		g_message("  %6" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %6.1f%% %6.1f%%  %s",
+			  exe->hits.starts, exe->hits.checks,
+			  100 * exe_hits_resident_ratio(&exe->hits),
+			  100 * exe_hits_prefetched_ratio(&exe->hits), exe->path);
+	}
 }
 
 static void
@@ -365,11 +651,25 @@ dump(Daemon *d)
 	g_message("memory: total %" G_GUINT64_FORMAT " KB, free %" G_GUINT64_FORMAT
 		  " KB, cached %" G_GUINT64_FORMAT " KB, available %" G_GUINT64_FORMAT " KB",
 		  d->mem.total, d->mem.free, d->mem.cached, d->mem.available);
+	if (d->have_pressure)
+		g_message("memory pressure: some avg10 %u.%02u%%",
+			  d->pressure.some_avg10 / 100, d->pressure.some_avg10 % 100);
+	else
+		g_message("memory pressure: %s", d->conf->maxpressure > 0 ? "not available" : "not read");
+	if (d->pause != PROPHET_PREFETCH) {
+		g_autofree char *why = prophet_pause_describe(d->pause, d->conf);
+
+		g_message("prefetching: paused, %s", why);
+	} else {
+		g_message("prefetching: active, %s I/O class", d->idle_class ? "idle" : "NOT the idle");
+	}
 	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
 		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
 	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
-		  " KB, %u failed, %u skipped",
-		  ra->requests, ra->files, ra->bytes / 1024, ra->failed, ra->skipped);
+		  " KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
+		  " KB already cached (%u ranges whole), %u failed, %u skipped",
+		  ra->requests, ra->files, ra->bytes / 1024, ra->syscalls,
+		  ra->resident_bytes / 1024, ra->resident_ranges, ra->failed, ra->skipped);
 
 	g_hash_table_iter_init(&iter, d->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -385,6 +685,8 @@ dump(Daemon *d)
 
 		g_message("  %.4f  %s", prophet_exe_probability(exe), exe->path);
 	}
+
+	dump_hits(d);
 
 	conf_text = conf_dump(d->conf);
 	g_message("configuration:\n%s", conf_text);
@@ -519,25 +821,6 @@ daemonize(gboolean keep_stderr, GError **error)
 	return TRUE;
 }
 
-/*
- * Prefetching must yield to every other reader: the idle I/O class, set
- * on the process before any thread exists so all threads inherit it.
- */
-static void
-set_idle_io_priority(void)
-{
-#if defined(SYS_ioprio_set) && defined(SYS_ioprio_get)
-	const int who_process = 1, class_idle = 3, class_shift = 13;
-	long current = syscall(SYS_ioprio_get, who_process, 0);
-
-	/* An init system may have set it already (systemd's IOSchedulingClass). */
-	if (current >= 0 && (current >> class_shift) == class_idle)
-		return;
-	if (syscall(SYS_ioprio_set, who_process, 0, class_idle << class_shift) < 0)
-		g_info("cannot set the idle I/O class: %s, ignoring", g_strerror(errno));
-#endif
-}
-
 static void
 apply_nice(int increment)
 {
@@ -619,10 +902,19 @@ main(int argc, char **argv)
 		goto out;
 	}
 	apply_nice(d->opts.nice);
-	set_idle_io_priority();
+	/*
+	 * Prefetching must yield to every other reader: the idle I/O class,
+	 * set before any thread exists so that all threads inherit it.
+	 */
+	d->idle_class = readahead_set_idle_class(&error);
+	if (!d->idle_class) {
+		g_info("%s, ignoring", error->message);
+		g_clear_error(&error);
+	}
 
 	d->model = load_state(d->opts.statefile);
 	d->spy = spy_new();
+	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
 		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
 
@@ -631,11 +923,13 @@ main(int argc, char **argv)
 	} else {
 		d->loop = g_main_loop_new(NULL, FALSE);
 		g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
+		start_watch(d);
 		schedule_autosave(d);
 		schedule_tick(d, 0);
 		g_main_loop_run(d->loop);
 		readahead_wait();
 	}
+	close_trace(d);
 	if (d->model->dirty || d->opts.once)
 		save_state(d);
 	g_message("preload stopped");
@@ -645,6 +939,8 @@ out:
 		g_source_remove(d->cycle_source);
 	if (d->autosave_source)
 		g_source_remove(d->autosave_source);
+	watch_free(d->watch);
+	g_free(d->watch_off);
 	if (d->loop)
 		g_main_loop_unref(d->loop);
 	spy_free(d->spy);

@@ -109,6 +109,15 @@ read_link(const char *path)
 	}
 }
 
+char *
+proc_fd_path(int fd)
+{
+	char link[64];
+
+	g_snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	return read_link(link);
+}
+
 static gboolean
 has_suffix(const char *s, size_t len, const char *suffix)
 {
@@ -700,4 +709,120 @@ proc_get_memstat(ProcMemstat *out, GError **error)
 		return FALSE;
 	}
 	return proc_parse_meminfo(text, out, error);
+}
+
+/* ---- pressure stall information --------------------------------------- */
+
+/*
+ * "12.34" into hundredths (1234). The kernel prints two decimals; fewer
+ * are read as written ("5" is 500, "5.1" is 510) and more are cut, not
+ * rounded. The value must end at a space, a newline or the end.
+ */
+static gboolean
+parse_hundredths(const char **p, guint64 *out)
+{
+	const char *s = *p;
+	guint64 whole, frac = 0;
+	int digits = 0;
+
+	if (!parse_dec(&s, &whole) || whole > 100)
+		return FALSE;
+	if (*s == '.') {
+		s++;
+		if (!g_ascii_isdigit(*s))
+			return FALSE;
+		for (; g_ascii_isdigit(*s); s++, digits++)
+			if (digits < 2)
+				frac = frac * 10 + (guint64)(*s - '0');
+	}
+	for (; digits < 2; digits++)
+		frac *= 10;
+	if (*s != '\0' && *s != ' ' && *s != '\n')
+		return FALSE;
+	*p = s;
+	*out = whole * 100 + frac;
+	return TRUE;
+}
+
+/*
+ * A real /proc/pressure/memory:
+ *   some avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ *   full avg10=1.52 avg60=0.31 avg300=0.07 total=2217034
+ * "some" is the share of time in which at least one task stalled on
+ * memory; the first line that starts with it is used.
+ */
+gboolean
+proc_parse_pressure(const char *text, ProcPressure *out, GError **error)
+{
+	g_auto(GStrv) lines = NULL;
+
+	g_return_val_if_fail(text != NULL, FALSE);
+	g_return_val_if_fail(out != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		g_auto(GStrv) fields = NULL;
+
+		if (!g_str_has_prefix(*l, "some "))
+			continue;
+		fields = g_strsplit(*l, " ", -1);
+		for (char **f = fields; *f; f++) {
+			const char *p = *f + strlen("avg10=");
+			guint64 value;
+
+			if (!g_str_has_prefix(*f, "avg10="))
+				continue;
+			if (!parse_hundredths(&p, &value) || *p != '\0' || value > 10000) {
+				g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+					    "pressure: bad avg10: %.80s", *l);
+				return FALSE;
+			}
+			out->some_avg10 = (guint)value;
+			return TRUE;
+		}
+		g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+			    "pressure: no avg10 in the some line: %.80s", *l);
+		return FALSE;
+	}
+	g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE, "pressure: no some line");
+	return FALSE;
+}
+
+gboolean
+proc_get_memory_pressure(ProcPressure *out, GError **error)
+{
+	g_autofree char *path = NULL;
+	char buf[512];
+	ssize_t n;
+	int fd, saved;
+
+	g_return_val_if_fail(out != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	/* Read directly rather than with GLib, whose error codes hide the errno. */
+	path = g_build_filename(proc_get_root(), "pressure", "memory", NULL);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		do
+			n = read(fd, buf, sizeof(buf) - 1);
+		while (n < 0 && errno == EINTR);
+		saved = errno;
+		(void)close(fd);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return proc_parse_pressure(buf, out, error);
+		}
+	} else {
+		saved = errno;
+	}
+	/*
+	 * No file: a kernel without PSI. EOPNOTSUPP: the file exists but PSI
+	 * is switched off (psi=0 on the kernel command line).
+	 */
+	g_set_error(error, PROC_ERROR,
+		    saved == ENOENT || saved == ENOTDIR || saved == EOPNOTSUPP
+		    ? PROC_ERROR_UNAVAILABLE : PROC_ERROR_IO,
+		    "cannot read %s: %s", path, g_strerror(saved));
+	return FALSE;
 }

@@ -19,6 +19,7 @@ typedef enum {
 	PROC_ERROR_GONE,      /* the process exited */
 	PROC_ERROR_PARSE,     /* a line did not have the expected shape */
 	PROC_ERROR_IO,        /* any other read failure */
+	PROC_ERROR_UNAVAILABLE, /* the kernel does not provide this file (no PSI) */
 } ProcError;
 
 /* Memory figures from meminfo, in KB. */
@@ -29,6 +30,11 @@ typedef struct ProcMemstat {
 	guint64 buffers;      /* Buffers */
 	guint64 available;    /* MemAvailable */
 } ProcMemstat;
+
+/* Memory pressure (PSI) from pressure/memory. */
+typedef struct ProcPressure {
+	guint some_avg10;     /* "some avg10", in hundredths of a percent: 12.34% -> 1234 */
+} ProcPressure;
 
 /* One line of /proc/PID/maps. */
 typedef struct ProcMap {
@@ -79,7 +85,29 @@ void proc_map_clear(gpointer map);   /* for g_array_set_clear_func */
  */
 char *proc_sanitize_exe(const char *raw);
 
+/*
+ * The path of one of this process's own open descriptors, from
+ * /proc/self/fd (always the real /proc: a descriptor means nothing in a
+ * fake tree). NULL with errno set on failure. A file deleted since it was
+ * opened ends in " (deleted)", as the kernel reports it.
+ */
+char *proc_fd_path(int fd);
+
 /* Reads MemTotal, MemFree, Cached, Buffers and MemAvailable. */
 gboolean proc_get_memstat(ProcMemstat *out, GError **error);
 /* Parses the text of a meminfo file; missing MemAvailable is estimated. */
 gboolean proc_parse_meminfo(const char *text, ProcMemstat *out, GError **error);
+
+/*
+ * Reads pressure/memory under the proc root. A kernel without PSI (built
+ * without it, before 4.20, or booted with psi=0) has no such file: that
+ * is PROC_ERROR_UNAVAILABLE, which callers treat as "no pressure figure",
+ * not as a failure.
+ */
+gboolean proc_get_memory_pressure(ProcPressure *out, GError **error);
+/*
+ * Parses the text of a pressure file: the avg10 of its "some" line, which
+ * must lie in 0..100.00. A missing "some" line or avg10 field, or a value
+ * that is not a plain decimal, is PROC_ERROR_PARSE.
+ */
+gboolean proc_parse_pressure(const char *text, ProcPressure *out, GError **error);

@@ -30,9 +30,9 @@
 
 /*
  * meminfo figures are KB; each term of the budget is at most 100 times
- * one of them over 100. Capping each figure/100 here keeps the sum of
- * three such terms inside gint64 even for absurd (hostile) inputs, and is
- * still thousands of petabytes.
+ * one of them over 100. Capping each figure/100 here keeps the sum of the
+ * four terms inside gint64 (4 * 100 * G_MAXINT64/400) even for absurd
+ * (hostile) inputs, and is still thousands of petabytes.
  */
 #define PROPHET_KB_CAP (G_MAXINT64 / 400)
 
@@ -55,15 +55,66 @@ prophet_budget_kb(const Conf *conf, const ProcMemstat *mem)
 	g_return_val_if_fail(mem != NULL, 0);
 
 	/*
-	 * The MemTotal and MemFree terms together cannot go below zero; the
-	 * Cached term is added after that (and may take it below zero again,
-	 * which means no budget at all).
+	 * The MemTotal, MemFree and MemAvailable terms together cannot go
+	 * below zero; the Cached term is added after that (and may take it
+	 * below zero again, which means no budget at all). MemAvailable sits
+	 * inside the max() because it is a measure of room, like MemFree,
+	 * while Cached is 0.6.4's separate allowance for evictable cache.
 	 */
 	avail = budget_term(conf->memtotal, mem->total) +
-		budget_term(conf->memfree, mem->free);
+		budget_term(conf->memfree, mem->free) +
+		budget_term(conf->memavailable, mem->available);
 	avail = MAX(avail, 0);
 	avail += budget_term(conf->memcached, mem->cached);
 	return avail > 0 ? (guint64)avail : 0;
+}
+
+/*
+ * ceil(kb * percent / 100) without overflow, for percent in [0, 100]:
+ * kb = 100q + r gives q * percent + ceil(r * percent / 100), and r *
+ * percent < 10000. An integer a is below kb * percent / 100 exactly when
+ * it is below this ceiling.
+ */
+static guint64
+percent_of_ceil(guint64 kb, gint64 percent)
+{
+	guint64 p = (guint64)CLAMP(percent, 0, 100);
+
+	return kb / 100 * p + (kb % 100 * p + 99) / 100;
+}
+
+ProphetPause
+prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcPressure *pressure)
+{
+	g_return_val_if_fail(conf != NULL, PROPHET_PREFETCH);
+	g_return_val_if_fail(mem != NULL, PROPHET_PREFETCH);
+
+	if (conf->minavailable > 0 &&
+	    mem->available < percent_of_ceil(mem->total, conf->minavailable))
+		return PROPHET_PAUSE_AVAILABLE;
+	/* some_avg10 is in hundredths of a percent; maxpressure <= 100 cannot overflow. */
+	if (conf->maxpressure > 0 && pressure &&
+	    pressure->some_avg10 > (guint64)conf->maxpressure * 100)
+		return PROPHET_PAUSE_PRESSURE;
+	return PROPHET_PREFETCH;
+}
+
+char *
+prophet_pause_describe(ProphetPause pause, const Conf *conf)
+{
+	g_return_val_if_fail(conf != NULL, NULL);
+
+	switch (pause) {
+	case PROPHET_PAUSE_AVAILABLE:
+		return g_strdup_printf("MemAvailable is below %" G_GINT64_FORMAT "%% of MemTotal",
+				       conf->minavailable);
+	case PROPHET_PAUSE_PRESSURE:
+		return g_strdup_printf("memory pressure (PSI some avg10) is above %" G_GINT64_FORMAT "%%",
+				       conf->maxpressure);
+	case PROPHET_PREFETCH:
+	default:
+		return g_strdup("memory is available");
+	}
 }
 
 /* Adds ln(1 - p) for one bid, p clamped to [0, PROPHET_MAX_BID]. */

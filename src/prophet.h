@@ -23,11 +23,31 @@
 
 /*
  * The budget in KB:
- *   max(0, cl(memtotal) * (total/100) + cl(memfree) * (free/100)) + cl(memcached) * (cached/100)
+ *   max(0, cl(memtotal) * (total/100) + cl(memfree) * (free/100)
+ *          + cl(memavailable) * (available/100)) + cl(memcached) * (cached/100)
  * with each percentage clamped to [-100, 100] and divisions rounding down;
- * never negative.
+ * never negative. memavailable = 0 gives preload 0.6.4's budget.
  */
 guint64 prophet_budget_kb(const Conf *conf, const ProcMemstat *mem);
+
+/* Why prefetching is held back this cycle. */
+typedef enum {
+	PROPHET_PREFETCH = 0,       /* it is not: go ahead */
+	PROPHET_PAUSE_AVAILABLE,    /* MemAvailable < minavailable% of MemTotal */
+	PROPHET_PAUSE_PRESSURE,     /* PSI memory "some avg10" > maxpressure% */
+} ProphetPause;
+
+/*
+ * Whether to prefetch now, given the memory figures and the kernel's
+ * memory pressure (NULL when the kernel has none: then MemAvailable
+ * alone decides). The MemAvailable rule is checked first. A rule whose
+ * key is 0 is off. Both comparisons are strict and exact (no rounding):
+ * MemAvailable exactly at the floor, or pressure exactly at the limit,
+ * still prefetches.
+ */
+ProphetPause prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcPressure *pressure);
+/* A short English phrase for the log: "MemAvailable is below 5% of MemTotal". */
+char *prophet_pause_describe(ProphetPause pause, const Conf *conf);
 
 /* Adds the bids of one chain to its stopped exes' lnprob. */
 void prophet_bid(const Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation);

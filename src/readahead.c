@@ -13,6 +13,22 @@
  * readahead window: on a disk with read_ahead_kb = 8192 one call on a
  * 256 MiB file caches only its first 8 MiB.
  *
+ * Most of what a batch asks for is usually cached already: the programs
+ * predicted this cycle were predicted last cycle too, and 0.6.4 asked
+ * the kernel for the same hundreds of megabytes again every cycle. With
+ * check_residency the reader first asks which pages of a range are in
+ * the page cache. cachestat(2) (Linux 6.5) answers with one count per
+ * range: all cached skips the range, none cached reads it whole. Only a
+ * range that is partly cached (or a kernel without cachestat) needs
+ * mincore(2) over a read-only mapping, page by page, and then only the
+ * missing runs are requested, neighbouring runs merged across small
+ * cached gaps so that a fragmented range does not become a storm of tiny
+ * calls.
+ *
+ * The reads themselves run in the idle I/O class, set once on the
+ * process (readahead_set_idle_class()) and inherited by every thread;
+ * each batch checks its threads and reports any that is not idle.
+ *
  * The learned files are a snapshot of the past. After a package upgrade
  * many of them are gone, and a writable directory may hold a FIFO or a
  * device node under a learned name; both are skipped and counted, and
@@ -34,9 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #ifdef HAVE_LINUX_FIEMAP_H
 #include <linux/fiemap.h>
@@ -67,6 +87,54 @@
 
 /* At most this many warnings (and as many notices) per batch, then a count. */
 #define MAX_MESSAGES 10
+
+/*
+ * Missing runs separated by fewer cached pages than this are requested
+ * as one: re-reading up to 15 cached pages costs the disk nothing (they
+ * are not read again) and saves a syscall per gap.
+ */
+#define MERGE_GAP_PAGES 16
+
+/* Pages examined per mmap() and mincore() call: 16 MiB of 4 KiB pages. */
+#define MINCORE_WINDOW_PAGES 4096
+
+/*
+ * cachestat(2), Linux 6.5. The C library headers of older systems name
+ * neither the call nor its structures, so both are spelled out here. Its
+ * number is 451 on every architecture that shares the common syscall
+ * table (all but alpha, mips and x32, which offset it); elsewhere the
+ * reader uses mincore() only.
+ */
+#if defined(SYS_cachestat)
+#define NR_CACHESTAT SYS_cachestat
+#elif (defined(__x86_64__) && !defined(__ILP32__)) || defined(__i386__) || \
+	defined(__aarch64__) || defined(__arm__) || defined(__riscv) || \
+	defined(__powerpc__) || defined(__s390__) || defined(__loongarch__)
+#define NR_CACHESTAT 451
+#endif
+
+struct ra_cachestat_range {
+	guint64 off;
+	guint64 len;            /* 0 would mean "to the end of the file" */
+};
+
+struct ra_cachestat {
+	guint64 nr_cache;       /* pages of the range in the page cache */
+	guint64 nr_dirty;
+	guint64 nr_writeback;
+	guint64 nr_evicted;
+	guint64 nr_recently_evicted;
+};
+
+/* Set once cachestat() answered ENOSYS (or a test asked): mincore only. */
+static gint no_cachestat;
+/* Set once mincore() was refused outright (a seccomp filter): no residency checks. */
+static gint no_mincore;
+
+/* The I/O class bits of ioprio_get()/ioprio_set() (linux/ioprio.h). */
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_IDLE 3
 
 /* ---- requests ---- */
 
@@ -409,6 +477,9 @@ readahead_merge(GArray *requests)
 
 typedef struct {
 	const ReadaheadRequest *reqs;
+	gboolean check_residency;
+	gboolean cap_fowner;    /* mincore() tells the truth about every file */
+	guint id;               /* tells the threads of this batch from an earlier one's */
 	GMutex lock;            /* guards everything below */
 	ReadaheadStats stats;
 	GHashTable *opened;     /* paths (borrowed from reqs) of files opened */
@@ -423,6 +494,7 @@ typedef struct {
 typedef struct {
 	guint first;
 	guint count;
+	gboolean resident;      /* found wholly cached: nothing to read */
 } Group;
 
 static void batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
@@ -587,17 +659,375 @@ read_range(int fd, guint64 offset, guint64 length, guint64 chunk, gboolean *use_
 	return 0;
 }
 
+/* ---- residency ---- */
+
+typedef enum {
+	RESIDENT_UNKNOWN,   /* could not tell: read the range whole */
+	RESIDENT_NONE,      /* no page cached: read the range whole */
+	RESIDENT_ALL,       /* every page cached: read nothing */
+	RESIDENT_PART,      /* the missing runs are listed */
+} Residency;
+
+/* A byte range of a file to request. */
+typedef struct {
+	guint64 offset;
+	guint64 length;
+} Run;
+
+static guint64
+page_size(void)
+{
+	static gsize size;
+
+	if (g_once_init_enter(&size)) {
+		long n = sysconf(_SC_PAGESIZE);
+
+		g_once_init_leave(&size, n > 0 ? (gsize)n : 4096);
+	}
+	return size;
+}
+
+void
+readahead_use_cachestat(gboolean use)
+{
+	g_atomic_int_set(&no_cachestat, use ? 0 : 1);
+}
+
+/*
+ * Counts the cached pages of [offset, offset + length) with cachestat().
+ * The kernel counts every page the range touches, the partial first and
+ * last ones included, and clips large folios to the range. Returns
+ * RESIDENT_UNKNOWN if the call failed: ENOSYS (an older kernel, or a
+ * seccomp filter written before the call existed, as systemd's are),
+ * EPERM (some kernels refuse files the caller can neither write nor
+ * owns; on a file the caller owns it can only be a seccomp filter),
+ * EOPNOTSUPP (hugetlbfs). ENOSYS and a filter's EPERM are remembered:
+ * the call is not tried again.
+ */
+static gboolean
+cachestat_count(int fd, const struct stat *st, guint64 offset, guint64 length,
+		guint64 *ret_pages)
+{
+#ifdef NR_CACHESTAT
+	struct ra_cachestat_range range = { offset, length };
+	struct ra_cachestat cs = { 0 };
+
+	if (g_atomic_int_get(&no_cachestat))
+		return FALSE;
+	if (syscall(NR_CACHESTAT, fd, &range, &cs, 0) != 0) {
+		int err = errno;
+
+		if (err == ENOSYS || (err == EPERM && st->st_uid == geteuid())) {
+			g_atomic_int_set(&no_cachestat, 1);
+			g_debug("readahead: cachestat(): %s, using mincore()", g_strerror(err));
+		}
+		return FALSE;
+	}
+	*ret_pages = cs.nr_cache;
+	return TRUE;
+#else
+	(void)fd; (void)st; (void)offset; (void)length; (void)ret_pages;
+	return FALSE;
+#endif
+}
+
+static Residency
+cachestat_probe(int fd, const struct stat *st, guint64 offset, guint64 length,
+		ReadaheadStats *stats)
+{
+	guint64 pages, cached;
+
+	if (!cachestat_count(fd, st, offset, length, &cached))
+		return RESIDENT_UNKNOWN;
+	stats->probes++;
+	pages = (offset + length - 1) / page_size() - offset / page_size() + 1;
+	if (cached == 0)
+		return RESIDENT_NONE;
+	return cached >= pages ? RESIDENT_ALL : RESIDENT_PART;
+}
+
+/*
+ * Whether the calling thread has CAP_FOWNER in its effective set. Asked
+ * of the kernel rather than assumed from uid 0: the shipped systemd unit
+ * runs preload as root with only two capabilities, and CAP_FOWNER is not
+ * one of them.
+ */
+static gboolean
+have_cap_fowner(void)
+{
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &header, data) != 0)
+		return FALSE;
+	return (data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER)) != 0;
+}
+
+/*
+ * Whether mincore() tells this process the truth about the file. Since
+ * Linux 5.2 it reports every page as resident unless the caller owns the
+ * file, may write it, or has CAP_FOWNER (mm/mincore.c, can_do_mincore):
+ * trusting it otherwise would skip files that are not cached at all.
+ * AT_EACCESS makes faccessat() judge with the effective ids and
+ * capabilities, as the kernel does for mincore().
+ */
+static gboolean
+mincore_is_truthful(const Batch *batch, const char *path, const struct stat *st)
+{
+	return batch->cap_fowner || st->st_uid == geteuid() ||
+	       faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+}
+
+/*
+ * Appends the missing bytes [start, end) to runs, extending the last run
+ * instead when fewer than MERGE_GAP_PAGES cached pages separate them.
+ */
+static void
+runs_add(GArray *runs, guint64 start, guint64 end)
+{
+	if (runs->len > 0) {
+		Run *last = &g_array_index(runs, Run, runs->len - 1);
+
+		if (start - (last->offset + last->length) < MERGE_GAP_PAGES * page_size()) {
+			last->length = end - last->offset;
+			return;
+		}
+	}
+	g_array_append_vals(runs, &(Run){ start, end - start }, 1);
+}
+
+/*
+ * Lists in runs the parts of [offset, offset + length) that are not in
+ * the page cache, from mincore() over read-only shared mappings of
+ * MINCORE_WINDOW_PAGES pages at a time. Mapping a file neither reads nor
+ * faults in any page. The runs are clipped to the range, which need not
+ * be page-aligned.
+ */
+static Residency
+mincore_probe(int fd, guint64 offset, guint64 length, GArray *runs, ReadaheadStats *stats)
+{
+	const guint64 page = page_size();
+	const guint64 end = offset + length;
+	guint64 pos, pages = 0, missing = 0;
+	unsigned char vec[MINCORE_WINDOW_PAGES];
+
+	g_array_set_size(runs, 0);
+	for (pos = offset / page * page; pos < end;) {
+		guint64 n = MIN((guint64)MINCORE_WINDOW_PAGES, (end - pos + page - 1) / page);
+		size_t len = (size_t)(n * page);
+		void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)pos);
+		int rc, err;
+
+		if (map == MAP_FAILED)
+			return RESIDENT_UNKNOWN;
+		rc = mincore(map, len, vec);
+		err = errno;
+		(void)munmap(map, len);
+		if (rc != 0) {
+			/*
+			 * The kernel's own errors are EAGAIN, EFAULT, EINVAL and
+			 * ENOMEM; EPERM and ENOSYS come from a seccomp filter
+			 * (systemd's @system-service lacks mincore) and will
+			 * not change.
+			 */
+			if ((err == EPERM || err == ENOSYS) &&
+			    !g_atomic_int_get(&no_mincore)) {
+				g_atomic_int_set(&no_mincore, 1);
+				g_info("readahead: mincore(): %s; ranges whose residency cachestat() "
+				       "cannot settle are read whole", g_strerror(err));
+			}
+			return RESIDENT_UNKNOWN;
+		}
+		stats->probes++;
+		for (guint64 i = 0; i < n; i++) {
+			if (vec[i] & 1)
+				continue;
+			runs_add(runs, MAX(pos + i * page, offset), MIN(pos + (i + 1) * page, end));
+			missing++;
+		}
+		pages += n;
+		pos += len;
+	}
+	if (missing == 0)
+		return RESIDENT_ALL;
+	return missing == pages ? RESIDENT_NONE : RESIDENT_PART;
+}
+
+/*
+ * Which parts of [offset, offset + length) of the open file path need
+ * reading. cachestat() settles the common cases (all or nothing cached)
+ * in one call; mincore() finds the runs of a partly cached range, and
+ * stands in for cachestat() where it is missing or refused.
+ */
+static Residency
+find_missing(const Batch *batch, int fd, const char *path, const struct stat *st,
+	     guint64 offset, guint64 length, GArray *runs, ReadaheadStats *stats)
+{
+	Residency r = cachestat_probe(fd, st, offset, length, stats);
+
+	if (r == RESIDENT_ALL || r == RESIDENT_NONE)
+		return r;
+	if (g_atomic_int_get(&no_mincore) || !mincore_is_truthful(batch, path, st))
+		return RESIDENT_UNKNOWN;
+	return mincore_probe(fd, offset, length, runs, stats);
+}
+
+/* ---- residency, for the other modules ---- */
+
+int
+readahead_open_file(const char *path, struct stat *ret_st)
+{
+	int fd, err;
+
+	g_return_val_if_fail(path != NULL && ret_st != NULL, -1);
+
+	return open_regular(path, &fd, ret_st, &err) == OPEN_OK ? fd : -1;
+}
+
+/* have_cap_fowner(), asked once per process. */
+static gboolean
+process_cap_fowner(void)
+{
+	static gsize answer;  /* 0 not asked yet, 1 no, 2 yes */
+
+	if (g_once_init_enter(&answer))
+		g_once_init_leave(&answer, have_cap_fowner() ? 2 : 1);
+	return answer == 2;
+}
+
+/* Whether mincore() can be asked about path, and tells the truth about it. */
+static gboolean
+mincore_usable(const char *path, const struct stat *st)
+{
+	return !g_atomic_int_get(&no_mincore) &&
+	       (process_cap_fowner() || st->st_uid == geteuid() ||
+		faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0);
+}
+
+gboolean
+readahead_resident_pages(int fd, const char *path, const struct stat *st,
+			 guint64 offset, gsize pages, guint8 *vec)
+{
+	const guint64 page = page_size();
+
+	g_return_val_if_fail(path != NULL && st != NULL && vec != NULL, FALSE);
+	g_return_val_if_fail(offset % page == 0, FALSE);
+
+	if (!mincore_usable(path, st))
+		return FALSE;
+	for (gsize done = 0; done < pages;) {
+		gsize n = MIN((gsize)MINCORE_WINDOW_PAGES, pages - done);
+		size_t len = (size_t)(n * page);
+		void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd,
+				 (off_t)(offset + (guint64)done * page));
+		int rc;
+
+		if (map == MAP_FAILED)
+			return FALSE;
+		rc = mincore(map, len, vec + done);
+		(void)munmap(map, len);
+		if (rc != 0)
+			return FALSE;
+		done += n;
+	}
+	return TRUE;
+}
+
+gboolean
+readahead_resident_bytes(int fd, const char *path, const struct stat *st,
+			 guint64 offset, guint64 length, guint64 *ret_bytes)
+{
+	const guint64 page = page_size();
+	g_autofree guint8 *vec = NULL;
+	guint64 cached, start, pages;
+
+	g_return_val_if_fail(path != NULL && st != NULL && ret_bytes != NULL, FALSE);
+
+	*ret_bytes = 0;
+	if (length == 0)
+		return TRUE;
+	if (length > G_MAXUINT64 - offset)
+		return FALSE;
+	/* cachestat() counts every page the range touches, partial ones too. */
+	if (cachestat_count(fd, st, offset, length, &cached)) {
+		*ret_bytes = MIN(cached * page, length);
+		return TRUE;
+	}
+	start = offset / page * page;
+	pages = (offset + length - start + page - 1) / page;
+	if (pages > G_MAXSIZE / 2)
+		return FALSE;
+	vec = g_malloc((gsize)pages);
+	if (!readahead_resident_pages(fd, path, st, start, (gsize)pages, vec))
+		return FALSE;
+	cached = 0;
+	for (guint64 i = 0; i < pages; i++)
+		cached += vec[i] & 1;
+	*ret_bytes = MIN(cached * page, length);
+	return TRUE;
+}
+
+/* ---- I/O priority ---- */
+
+/* Whether the calling thread is in the idle I/O class (IOPRIO_WHO_PROCESS, 0: this thread). */
+static gboolean
+thread_is_idle_class(void)
+{
+#ifdef SYS_ioprio_get
+	long prio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+
+	return prio >= 0 && (prio >> IOPRIO_CLASS_SHIFT) == IOPRIO_CLASS_IDLE;
+#else
+	return FALSE;
+#endif
+}
+
+gboolean
+readahead_set_idle_class(GError **error)
+{
+	/*
+	 * An init system may have set it already (systemd's
+	 * IOSchedulingClass=idle), and may forbid setting it again
+	 * (@resources denied): nothing to do then.
+	 */
+	if (thread_is_idle_class())
+		return TRUE;
+#ifdef SYS_ioprio_set
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) == 0)
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "cannot set the idle I/O class: %s", g_strerror(errno));
+#else
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
+		    "cannot set the idle I/O class: not supported on this system");
+#endif
+	return FALSE;
+}
+
+/* The batch a thread last read for: its I/O class is checked once per batch. */
+static __thread guint thread_batch_id;
+static gint batch_ids;
+
 static void
 read_group(Batch *batch, const Group *group)
 {
 	const ReadaheadRequest *reqs = batch->reqs + group->first;
 	const char *path = reqs[0].path;
 	ReadaheadStats local = { 0 };
+	g_autoptr(GArray) runs = NULL;
 	gboolean use_fadvise = FALSE, opened = FALSE;
 	struct stat st;
 	guint64 chunk = CHUNK_UNKNOWN;
 	int fd, err;
 	guint i;
+
+	if (thread_batch_id != batch->id) {
+		thread_batch_id = batch->id;
+		local.threads = 1;
+		local.threads_not_idle = thread_is_idle_class() ? 0 : 1;
+	}
 
 	switch (open_regular(path, &fd, &st, &err)) {
 	case OPEN_OK:
@@ -639,7 +1069,36 @@ read_group(Batch *batch, const Group *group)
 		}
 		/* stats.bytes counts what the kernel was asked for, after this clamp. */
 		length = MIN(req->length, size - req->offset);
-		err = read_range(fd, req->offset, length, chunk, &use_fadvise, &local);
+		err = 0;
+		if (!batch->check_residency || length == 0) {
+			err = read_range(fd, req->offset, length, chunk, &use_fadvise, &local);
+		} else {
+			if (!runs)
+				runs = g_array_new(FALSE, FALSE, sizeof(Run));
+			switch (find_missing(batch, fd, path, &st, req->offset, length, runs, &local)) {
+			case RESIDENT_ALL:
+				local.resident_bytes += length;
+				local.resident_ranges++;
+				break;
+			case RESIDENT_PART:
+				/* What the runs leave out is cached, whether or not a read fails. */
+				local.resident_bytes += length;
+				for (guint r = 0; r < runs->len; r++)
+					local.resident_bytes -= g_array_index(runs, Run, r).length;
+				for (guint r = 0; r < runs->len && err == 0; r++) {
+					const Run *run = &g_array_index(runs, Run, r);
+
+					err = read_range(fd, run->offset, run->length, chunk,
+							 &use_fadvise, &local);
+				}
+				break;
+			case RESIDENT_NONE:
+			case RESIDENT_UNKNOWN:
+			default:
+				err = read_range(fd, req->offset, length, chunk, &use_fadvise, &local);
+				break;
+			}
+		}
 		if (err != 0) {
 			batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: %s: %s, ignoring",
 				      path, g_strerror(err));
@@ -656,6 +1115,11 @@ read_group(Batch *batch, const Group *group)
 	batch->stats.skipped += local.skipped;
 	batch->stats.bytes += local.bytes;
 	batch->stats.syscalls += local.syscalls;
+	batch->stats.resident_bytes += local.resident_bytes;
+	batch->stats.resident_ranges += local.resident_ranges;
+	batch->stats.probes += local.probes;
+	batch->stats.threads += local.threads;
+	batch->stats.threads_not_idle += local.threads_not_idle;
 	g_mutex_unlock(&batch->lock);
 }
 
@@ -665,29 +1129,81 @@ pool_worker(gpointer data, gpointer user_data)
 	read_group(user_data, data);
 }
 
+/*
+ * Whether every range of the group is already cached, by one cachestat()
+ * per range from the batch thread. In steady state nearly every group is,
+ * and then no worker thread needs to start at all. Anything less certain
+ * (an odd file, no cachestat) is left to read_group(), which reports it.
+ */
+static gboolean
+group_is_resident(Batch *batch, Group *group)
+{
+	const ReadaheadRequest *reqs = batch->reqs + group->first;
+	ReadaheadStats local = { 0 };
+	struct stat st;
+	int fd, err;
+
+	if (!batch->check_residency || open_regular(reqs[0].path, &fd, &st, &err) != OPEN_OK)
+		return FALSE;
+	for (guint i = 0; i < group->count; i++) {
+		guint64 size = (guint64)st.st_size, length;
+
+		if (reqs[i].offset >= size) {
+			local.skipped++;
+			continue;
+		}
+		length = MIN(reqs[i].length, size - reqs[i].offset);
+		if (length > 0 && cachestat_probe(fd, &st, reqs[i].offset, length, &local) != RESIDENT_ALL) {
+			(void)close(fd);
+			return FALSE;
+		}
+		local.resident_bytes += length;
+		local.resident_ranges++;
+	}
+	(void)close(fd);
+
+	g_mutex_lock(&batch->lock);
+	g_hash_table_add(batch->opened, (gpointer)reqs[0].path);
+	batch->stats.skipped += local.skipped;
+	batch->stats.resident_bytes += local.resident_bytes;
+	batch->stats.resident_ranges += local.resident_ranges;
+	batch->stats.probes += local.probes;
+	g_mutex_unlock(&batch->lock);
+	return TRUE;
+}
+
 ReadaheadStats
-readahead_run(GArray *requests, int strategy, int maxprocs)
+readahead_run(GArray *requests, const ReadaheadOptions *options)
 {
 	g_autoptr(GArray) groups = NULL;
 	ReadaheadStats stats = { 0 };
 	GThreadPool *pool = NULL;
 	Batch batch = { 0 };
-	guint i, start;
+	guint i, start, to_read = 0;
+	int maxprocs;
 
 	g_return_val_if_fail(requests != NULL, stats);
-	readahead_sort(requests, strategy);
+	g_return_val_if_fail(options != NULL, stats);
+	maxprocs = options->maxprocs;
+	readahead_sort(requests, options->strategy);
 	readahead_merge(requests);
 	if (requests->len == 0)
 		return stats;
 
 	g_mutex_init(&batch.lock);
 	batch.reqs = (const ReadaheadRequest *)(const void *)requests->data;
+	batch.check_residency = options->check_residency;
+	batch.cap_fowner = options->check_residency && have_cap_fowner();
+	/* Never 0, the value of a thread that has not read yet. */
+	do
+		batch.id = (guint)g_atomic_int_add(&batch_ids, 1) + 1;
+	while (batch.id == 0);
 	batch.opened = g_hash_table_new(g_str_hash, g_str_equal);
 	batch.chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 
 	groups = g_array_new(FALSE, FALSE, sizeof(Group));
 	for (start = 0; start < requests->len; start = i) {
-		Group group = { start, 0 };
+		Group group = { start, 0, FALSE };
 
 		for (i = start + 1; i < requests->len; i++)
 			if (strcmp(batch.reqs[i].path, batch.reqs[start].path) != 0)
@@ -696,9 +1212,17 @@ readahead_run(GArray *requests, int strategy, int maxprocs)
 		g_array_append_val(groups, group);
 	}
 
-	if (maxprocs > 1 && groups->len > 1) {
+	for (i = 0; i < groups->len; i++) {
+		Group *group = &g_array_index(groups, Group, i);
+
+		group->resident = group_is_resident(&batch, group);
+		if (!group->resident)
+			to_read++;
+	}
+
+	if (maxprocs > 1 && to_read > 1) {
 		g_autoptr(GError) error = NULL;
-		int threads = (int)MIN((guint)maxprocs, groups->len);
+		int threads = (int)MIN((guint)maxprocs, to_read);
 
 		pool = g_thread_pool_new(pool_worker, &batch, threads, TRUE, &error);
 		if (!pool)
@@ -708,6 +1232,8 @@ readahead_run(GArray *requests, int strategy, int maxprocs)
 	for (i = 0; i < groups->len; i++) {
 		Group *group = &g_array_index(groups, Group, i);
 
+		if (group->resident)
+			continue;
 		/* The pool's queue is FIFO, so the disk still sees the sorted order. */
 		if (pool)
 			g_thread_pool_push(pool, group, NULL);
@@ -742,8 +1268,7 @@ readahead_run(GArray *requests, int strategy, int maxprocs)
 
 typedef struct {
 	GArray *requests;
-	int strategy;
-	int maxprocs;
+	ReadaheadOptions options;
 	ReadaheadDone done;
 	gpointer user_data;
 	ReadaheadStats stats;
@@ -808,7 +1333,7 @@ job_thread(gpointer data)
 {
 	Job *job = data;
 
-	job->stats = readahead_run(job->requests, job->strategy, job->maxprocs);
+	job->stats = readahead_run(job->requests, &job->options);
 	g_clear_pointer(&job->requests, g_array_unref);
 	g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, job_finish_idle,
 			GUINT_TO_POINTER(job->generation), NULL);
@@ -816,23 +1341,23 @@ job_thread(gpointer data)
 }
 
 gboolean
-readahead_start(GArray *requests, int strategy, int maxprocs,
+readahead_start(GArray *requests, const ReadaheadOptions *options,
 		ReadaheadDone done, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
 	Job *job;
 
 	g_return_val_if_fail(requests != NULL, FALSE);
+	g_return_val_if_fail(options != NULL, FALSE);
 	if (!g_atomic_int_compare_and_exchange(&busy, 0, 1)) {
 		g_array_unref(requests);
 		return FALSE;
 	}
 
-	if (maxprocs > 0) {
+	if (options->maxprocs > 0) {
 		job = g_new0(Job, 1);
 		job->requests = requests;
-		job->strategy = strategy;
-		job->maxprocs = maxprocs;
+		job->options = *options;
 		job->done = done;
 		job->user_data = user_data;
 		g_mutex_lock(&job_lock);
@@ -855,7 +1380,7 @@ readahead_start(GArray *requests, int strategy, int maxprocs,
 	}
 
 	{
-		ReadaheadStats stats = readahead_run(requests, strategy, maxprocs);
+		ReadaheadStats stats = readahead_run(requests, options);
 
 		g_array_unref(requests);
 		g_atomic_int_set(&busy, 0);

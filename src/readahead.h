@@ -10,6 +10,10 @@
  * atime, and only if they are regular files: a FIFO, device, socket or
  * directory in place of a learned file is skipped and reported.
  *
+ * With check_residency, each range is first compared with the page
+ * cache (cachestat(2), else mincore(2)) and only its missing pages are
+ * requested: a range already cached costs no readahead call.
+ *
  * With maxprocs > 0 a batch runs in a background thread that hands the
  * requests to up to maxprocs worker threads, so the main loop never
  * waits on the disk; with 0 it runs synchronously.
@@ -17,6 +21,7 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 enum {
@@ -36,13 +41,27 @@ typedef struct ReadaheadRequest {
 	guint64 block;        /* physical byte offset of `offset`, or inode order */
 } ReadaheadRequest;
 
+/* How a batch is read. */
+typedef struct ReadaheadOptions {
+	int strategy;             /* SORT_* */
+	int maxprocs;             /* worker threads; 0 reads in the calling thread */
+	gboolean check_residency; /* request only pages not in the page cache */
+} ReadaheadOptions;
+
 typedef struct ReadaheadStats {
 	guint requests;       /* ranges after merging */
 	guint files;          /* distinct files opened */
 	guint failed;         /* ranges that could not be read */
 	guint skipped;        /* not regular files, vanished files */
 	guint64 bytes;        /* bytes requested */
-	guint64 syscalls;     /* readahead(2) calls issued */
+	guint64 syscalls;     /* readahead(2) or fadvise calls issued */
+	/* with check_residency: */
+	guint64 resident_bytes;  /* bytes not requested because they were cached */
+	guint resident_ranges;   /* ranges skipped whole: every page was cached */
+	guint64 probes;          /* cachestat(2) and mincore(2) calls that answered */
+	/* the I/O class of the threads that read */
+	guint threads;           /* threads that read at least one file */
+	guint threads_not_idle;  /* of those, how many were not in the idle class */
 } ReadaheadStats;
 
 /* A GArray of ReadaheadRequest whose elements free their path. */
@@ -60,7 +79,7 @@ void readahead_sort(GArray *requests, int strategy);
 void readahead_merge(GArray *requests);
 
 /* Sorts, merges and reads the requests now, in this thread. */
-ReadaheadStats readahead_run(GArray *requests, int strategy, int maxprocs);
+ReadaheadStats readahead_run(GArray *requests, const ReadaheadOptions *options);
 
 typedef void (*ReadaheadDone)(const ReadaheadStats *stats, gpointer user_data);
 
@@ -70,8 +89,47 @@ typedef void (*ReadaheadDone)(const ReadaheadStats *stats, gpointer user_data);
  * runs synchronously and calls done before returning. Returns FALSE (and
  * frees requests) if a batch is still running.
  */
-gboolean readahead_start(GArray *requests, int strategy, int maxprocs,
+gboolean readahead_start(GArray *requests, const ReadaheadOptions *options,
 			 ReadaheadDone done, gpointer user_data);
 gboolean readahead_busy(void);
 /* Waits for a running batch (at exit). */
 void readahead_wait(void);
+
+/*
+ * Puts the calling thread in the idle I/O class, so that the kernel
+ * serves its reads only when no other process wants the disk. Threads
+ * created afterwards inherit the class: call it before any exists.
+ */
+gboolean readahead_set_idle_class(GError **error);
+
+/*
+ * Residency of part of an open regular file (fd, with its path and fstat),
+ * for the modules that measure what is cached rather than read it.
+ * Both answer FALSE when the kernel will not tell the truth: cachestat(2)
+ * and mincore(2) report on a file only to a caller that owns it, may
+ * write it or has CAP_FOWNER (mincore claims every page resident to
+ * anyone else), and a seccomp filter may forbid either call.
+ *
+ * readahead_resident_bytes: bytes of [offset, offset + length) in the
+ * page cache (whole pages, capped at length), with cachestat where the
+ * kernel has it (Linux 6.5: one call, no mapping) and mincore otherwise.
+ *
+ * readahead_resident_pages: fills vec[0 .. pages) with mincore's answer
+ * for the pages from the page-aligned offset on (bit 0: resident).
+ */
+/*
+ * Opens path as the reader does: only a regular file, never following a
+ * final symlink or blocking on a FIFO, without updating its atime where
+ * allowed. Returns the descriptor (with *ret_st its fstat), or -1.
+ */
+int readahead_open_file(const char *path, struct stat *ret_st);
+gboolean readahead_resident_bytes(int fd, const char *path, const struct stat *st,
+				  guint64 offset, guint64 length, guint64 *ret_bytes);
+gboolean readahead_resident_pages(int fd, const char *path, const struct stat *st,
+				  guint64 offset, gsize pages, guint8 *vec);
+
+/*
+ * For tests: FALSE makes residency checks behave as on a kernel without
+ * cachestat(2) (mincore only); TRUE tries cachestat again.
+ */
+void readahead_use_cachestat(gboolean use);

@@ -43,14 +43,8 @@
 /*
  * The daemon's spy reads only map files that are regular files on this
  * machine (lstat). A replay has none of the traced machine's files, so it
- * must accept them all: spy_set_file_check() says so. It is declared weak
- * here so the replay still builds against a spy without that hook; it
- * then reports that absent files were dropped.
+ * accepts them all (spy_set_file_check).
  */
-typedef gboolean (*SpyFileCheckFunc)(const char *path, gpointer user_data);
-extern void spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data)
-	__attribute__((weak));
-
 #define FIRST_PID 1000
 #define FIRST_ADDRESS G_GUINT64_CONSTANT(0x400000)
 #define PAGE G_GUINT64_CONSTANT(4096)
@@ -764,10 +758,7 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	cycle_init(&next);
 
 	spy_set_maps_source(spy, replay_maps_source, &r);
-	if (spy_set_file_check)
-		spy_set_file_check(spy, accept_any_file, NULL);
-	else
-		result->spy_checks_files = TRUE;
+	spy_set_file_check(spy, accept_any_file, NULL);
 	result->cycle = conf->cycle;
 
 	/* Two cycles in hand: the one to run and the one that scores it. */

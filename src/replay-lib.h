@@ -59,7 +59,6 @@ typedef struct ReplayResult {
 	/* the model at the end */
 	guint exes, bad_exes, maps, chains;
 	guint64 predictions;     /* cycles on which prophet_select() ran */
-	gboolean spy_checks_files;/* map files absent here were dropped */
 } ReplayResult;
 
 typedef struct ReplayOptions {

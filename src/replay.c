@@ -95,9 +95,6 @@ print_table(FILE *out, const Args *args, const Conf *conf, const ReplayResult *r
 	fprintf(out, "\nreplayed in %.2f s (%.0f cycles/s; predicted on %" G_GUINT64_FORMAT
 		" cycles)\n", seconds, seconds > 0 ? (double)res->scans / seconds : 0.0,
 		res->predictions);
-	if (res->spy_checks_files)
-		fprintf(out, "warning: this spy keeps only map files that exist on this machine; "
-			"the others were dropped\n");
 }
 
 /* A JSON string; the path is shown in UTF-8 whatever its bytes were. */
@@ -136,9 +133,6 @@ json_report(const Args *args, const Conf *conf, const ReplayResult *res, double 
 	g_string_append_printf(out, ",\n  \"cycle\": %" G_GINT64_FORMAT, res->cycle);
 	g_string_append_printf(out, ",\n  \"cycles\": %" G_GUINT64_FORMAT, res->scans);
 	g_string_append_printf(out, ",\n  \"complete\": %s", res->complete ? "true" : "false");
-	/* true: map files absent here were dropped, so the scores mean little */
-	g_string_append_printf(out, ",\n  \"spy_checks_files\": %s",
-			       res->spy_checks_files ? "true" : "false");
 	g_string_append(out, ",\n  \"budget\": {");
 	if (args->budget_kb >= 0)
 		g_string_append_printf(out, "\"fixed_kb\": %" G_GINT64_FORMAT, args->budget_kb);

@@ -17,6 +17,15 @@
  * consumes it; the model stays the one source of truth. Scan times are
  * expected to increase: "running" means "seen by the scan at
  * model->last_running_timestamp".
+ *
+ * Starts seen as they happen (exec events from the watcher) join the next
+ * scan as if the scan had seen those programs running: "running at a
+ * scan" then means "alive at the scan, or started since the previous
+ * one". That is the decision that puts short-lived programs into the
+ * chains: a compiler that a build runs a hundred times a cycle runs, for
+ * the model, during every cycle the build runs, and is predicted with it.
+ * Its running time is over-counted (a cycle per cycle in which it ran),
+ * which is the quantum the model counts every program in anyway.
  */
 #include "config.h"
 
@@ -28,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "proc.h"
+#include "watch.h"
 
 #define MEMFD_PREFIX "/memfd:"
 
@@ -40,6 +50,8 @@ typedef struct NewExe {
 struct Spy {
 	SpyMapsFunc maps_func;    /* where maps of new exes come from */
 	gpointer maps_data;
+	SpyFileCheckFunc file_check; /* whether a mapped file may be learned */
+	gpointer file_check_data;
 
 	/* pending between the scan and the update */
 	gint64 scan_time;         /* model time of the last scan, -1 none */
@@ -48,6 +60,10 @@ struct Spy {
 	GPtrArray *changed;       /* char * paths of exes that started or stopped */
 	GHashTable *new_paths;    /* path -> NewExe * (in new_exes), for dedup */
 	GPtrArray *new_exes;      /* NewExe *, in the order first seen, owned */
+
+	/* filled between scans by exec events, consumed by the next scan */
+	GHashTable *execs;        /* path (owned) -> scans left to wait for admission */
+	gboolean count_starts;    /* the update counts starts in the hit figures */
 
 	SpyStats stats;
 };
@@ -68,9 +84,9 @@ new_exe_free(gpointer data)
  * be the exe's. Every process maps its own executable, so maps without it
  * count as "gone" and the exe is tried again when next seen.
  */
-static gboolean
-proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
-		 gpointer user_data, GError **error)
+gboolean
+spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+	      gpointer user_data, GError **error)
 {
 	guint first = maps->len;
 
@@ -89,18 +105,37 @@ proc_maps_source(pid_t pid, const char *exe_path, GArray *maps,
 	return FALSE;
 }
 
+/*
+ * The default file check: whether path is a regular file now. lstat()
+ * because the kernel reports maps by their resolved path: a symlink there
+ * now means the file was replaced since, and following it could read
+ * something else entirely. Devices, FIFOs and sockets can block or have
+ * side effects when read.
+ */
+static gboolean
+lstat_is_regular(const char *path, gpointer user_data)
+{
+	GStatBuf st;
+
+	(void)user_data;
+	return g_lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 Spy *
 spy_new(void)
 {
 	Spy *spy = g_new0(Spy, 1);
 
-	spy->maps_func = proc_maps_source;
+	spy->maps_func = spy_proc_maps;
+	spy->file_check = lstat_is_regular;
 	spy->scan_time = -1;
 	spy->seen = g_hash_table_new(NULL, NULL);
 	spy->seen_order = g_ptr_array_new();
 	spy->changed = g_ptr_array_new_with_free_func(g_free);
 	spy->new_paths = g_hash_table_new(g_str_hash, g_str_equal);
 	spy->new_exes = g_ptr_array_new_with_free_func(new_exe_free);
+	spy->execs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	spy->count_starts = TRUE;
 	return spy;
 }
 
@@ -114,7 +149,16 @@ spy_free(Spy *spy)
 	g_ptr_array_unref(spy->changed);
 	g_hash_table_unref(spy->new_paths);
 	g_ptr_array_unref(spy->new_exes);
+	g_hash_table_unref(spy->execs);
 	g_free(spy);
+}
+
+void
+spy_set_count_starts(Spy *spy, gboolean count)
+{
+	g_return_if_fail(spy != NULL);
+
+	spy->count_starts = count;
 }
 
 void
@@ -122,8 +166,16 @@ spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data)
 {
 	g_return_if_fail(spy != NULL);
 
-	spy->maps_func = func ? func : proc_maps_source;
+	spy->maps_func = func ? func : spy_proc_maps;
 	spy->maps_data = func ? user_data : NULL;
+}
+
+void
+spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data)
+{
+	g_return_if_fail(spy != NULL);
+	spy->file_check = func ? func : lstat_is_regular;
+	spy->file_check_data = func ? user_data : NULL;
 }
 
 const SpyStats *
@@ -159,6 +211,21 @@ spy_begin_scan(Spy *spy, Model *model, gint64 now)
 	spy->stats.processes = 0;
 }
 
+/* A known exe runs at this scan. */
+static void
+mark_seen(Spy *spy, Model *model, Exe *exe)
+{
+	/* Many processes may run one exe; the first one decides. */
+	if (!g_hash_table_add(spy->seen, exe))
+		return;
+	g_ptr_array_add(spy->seen_order, exe);
+	/* Decided before running_timestamp is moved to this scan. */
+	if (!exe_is_running(model, exe))
+		g_ptr_array_add(spy->changed, g_strdup(exe->path));
+	exe->running_timestamp = spy->scan_time;
+	exe->update_time = spy->scan_time;
+}
+
 void
 spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char *raw_exe)
 {
@@ -177,15 +244,7 @@ spy_saw_process(Spy *spy, Model *model, const Conf *conf, pid_t pid, const char 
 
 	exe = model_lookup_exe(model, path);
 	if (exe) {
-		/* Many processes may run one exe; the first one decides. */
-		if (!g_hash_table_add(spy->seen, exe))
-			return;
-		g_ptr_array_add(spy->seen_order, exe);
-		/* Decided before running_timestamp is moved to this scan. */
-		if (!exe_is_running(model, exe))
-			g_ptr_array_add(spy->changed, g_strdup(exe->path));
-		exe->running_timestamp = spy->scan_time;
-		exe->update_time = spy->scan_time;
+		mark_seen(spy, model, exe);
 		return;
 	}
 
@@ -212,6 +271,28 @@ spy_end_scan(Spy *spy, Model *model, gint64 now)
 	/* The scan time set by spy_begin_scan() is the one that counts; now
 	 * is the same in the daemon and in a replay. */
 	(void)now;
+
+	/*
+	 * Programs started since the last scan ran in this interval, alive
+	 * or not. One not admitted yet waits for its read set a little.
+	 */
+	{
+		GHashTableIter iter;
+		gpointer key, value;
+
+		g_hash_table_iter_init(&iter, spy->execs);
+		while (g_hash_table_iter_next(&iter, &key, &value)) {
+			Exe *exe = model_lookup_exe(model, key);
+			int left = GPOINTER_TO_INT(value) - 1;
+
+			if (exe)
+				mark_seen(spy, model, exe);
+			if (exe || left <= 0)
+				g_hash_table_iter_remove(&iter);
+			else
+				g_hash_table_iter_replace(&iter, GINT_TO_POINTER(left));
+		}
+	}
 
 	/* Running at the last scan and not seen by this one: stopped. */
 	for (guint i = 0; i < model->running->len; i++) {
@@ -285,36 +366,29 @@ spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError **error)
 
 /* ---- the update --------------------------------------------------------- */
 
-/*
- * Whether path is a regular file now, asked once per path and update.
- * lstat() because the kernel reports maps by their resolved path: a
- * symlink there now means the file was replaced since, and following it
- * could read something else entirely. Devices, FIFOs and sockets can
- * block or have side effects when read.
- */
+/* The file check, asked once per path and update. */
 static gboolean
-is_regular_file(GHashTable *cache, const char *path)
+file_is_usable(Spy *spy, GHashTable *cache, const char *path)
 {
 	gpointer cached;
-	GStatBuf st;
-	gboolean regular;
+	gboolean usable;
 
 	if (g_hash_table_lookup_extended(cache, path, NULL, &cached))
 		return GPOINTER_TO_INT(cached);
-	regular = g_lstat(path, &st) == 0 && S_ISREG(st.st_mode);
-	g_hash_table_insert(cache, g_strdup(path), GINT_TO_POINTER(regular));
-	return regular;
+	usable = spy->file_check(path, spy->file_check_data);
+	g_hash_table_insert(cache, g_strdup(path), GINT_TO_POINTER(usable));
+	return usable;
 }
 
 static gboolean
-map_is_wanted(const Conf *conf, GHashTable *stat_cache, const ProcMap *m)
+map_is_wanted(Spy *spy, const Conf *conf, GHashTable *stat_cache, const ProcMap *m)
 {
 	return m->path != NULL &&
 	       !m->deleted &&
 	       !g_str_has_prefix(m->path, MEMFD_PREFIX) &&
 	       m->end > m->start &&
 	       conf_prefix_accepts(conf->mapprefix, m->path) &&
-	       is_regular_file(stat_cache, m->path);
+	       file_is_usable(spy, stat_cache, m->path);
 }
 
 static void
@@ -346,7 +420,7 @@ admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 	for (guint i = 0; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 
-		if (!map_is_wanted(conf, stat_cache, m))
+		if (!map_is_wanted(spy, conf, stat_cache, m))
 			continue;
 		g_array_append_val(kept, i);
 		size += m->end - m->start;
@@ -382,6 +456,27 @@ admit_new_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 	spy->stats.admitted++;
 }
 
+/*
+ * A start found by the scan: only "was it in the last prefetch" can be
+ * told now. That prefetch was chosen before the scan saw the start, which
+ * is the one that counts.
+ */
+static void
+count_start(Model *model, Exe *exe)
+{
+	guint64 bytes = 0, prefetched = 0;
+
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
+
+		bytes += map->length;
+		if (model->prefetch_seq != 0 && map->prefetch_seq == model->prefetch_seq)
+			prefetched += map->length;
+	}
+	exe->hits.starts++;
+	exe_hits_add(&exe->hits, bytes, prefetched, 0, 0);
+}
+
 void
 spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 {
@@ -399,8 +494,11 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 	for (guint i = 0; i < spy->changed->len; i++) {
 		Exe *exe = model_lookup_exe(model, g_ptr_array_index(spy->changed, i));
 
-		if (exe)
-			model_exe_changed(model, exe, spy->scan_time);
+		if (!exe)
+			continue;
+		model_exe_changed(model, exe, spy->scan_time);
+		if (spy->count_starts && exe_is_running(model, exe))
+			count_start(model, exe);
 	}
 
 	/* 2. New executables, in the order the scan met them, so that a
@@ -423,5 +521,211 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 	/* 3. Running time, then forget old verdicts on small exes. */
 	model_account(model, now);
 	model_expire_bad_exes(model, now, conf->autosave);
+	model->dirty = TRUE;
+}
+
+/* ---- starts and read sets from the watcher ------------------------------------ */
+
+void
+spy_saw_exec(Spy *spy, Model *model, const Conf *conf, const char *exe_path)
+{
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+	g_return_if_fail(exe_path != NULL);
+
+	if (!conf_prefix_accepts(conf->exeprefix, exe_path) ||
+	    g_hash_table_contains(model->bad_exes, exe_path))
+		return;
+	/* Two scans: the next one, and one more if it is admitted in between. */
+	g_hash_table_replace(spy->execs, g_strdup(exe_path), GINT_TO_POINTER(2));
+}
+
+/* A byte interval [start, end) of one file. */
+typedef struct {
+	guint64 start, end;
+} Interval;
+
+static gint
+compare_intervals(gconstpointer a, gconstpointer b)
+{
+	const Interval *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void
+free_intervals(gpointer data)
+{
+	g_array_unref(data);
+}
+
+/*
+ * Appends to pieces the parts of [start, end) that no interval in `have`
+ * (sorted by start) covers.
+ */
+static void
+subtract_intervals(guint64 start, guint64 end, const GArray *have, GArray *pieces)
+{
+	guint64 cur = start;
+
+	for (guint i = 0; have && i < have->len && cur < end; i++) {
+		const Interval *iv = &g_array_index(have, Interval, i);
+
+		if (iv->end <= cur)
+			continue;
+		if (iv->start >= end)
+			break;
+		if (iv->start > cur) {
+			Interval piece = { cur, iv->start };
+
+			g_array_append_val(pieces, piece);
+		}
+		cur = MAX(cur, iv->end);
+	}
+	if (cur < end) {
+		Interval piece = { cur, end };
+
+		g_array_append_val(pieces, piece);
+	}
+}
+
+void
+spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path,
+		  const GArray *ranges, gint64 now)
+{
+	g_autoptr(GHashTable) have = NULL;        /* path -> GArray of Interval */
+	g_autoptr(GHashTable) read_paths = NULL;  /* paths the exe learned from reads */
+	g_autoptr(GHashTable) stat_cache = NULL;
+	g_autoptr(GArray) add = NULL;             /* WatchRange to add, borrowed paths */
+	guint64 max_bytes, read_bytes = 0, added = 0;
+	guint max_files;
+	Exe *exe;
+
+	g_return_if_fail(spy != NULL);
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(conf != NULL);
+	g_return_if_fail(exe_path != NULL);
+	g_return_if_fail(ranges != NULL);
+
+	if (!conf_prefix_accepts(conf->exeprefix, exe_path))
+		return;
+	exe = model_lookup_exe(model, exe_path);
+	if (!exe && (!conf->learnexec || g_hash_table_contains(model->bad_exes, exe_path)))
+		return;
+
+	max_files = (guint)CLAMP(conf->maxreadfiles, 0, G_MAXUINT);
+	max_bytes = (guint64)MAX(conf->maxreadkb, 0) * 1024;
+	have = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_intervals);
+	read_paths = g_hash_table_new(g_str_hash, g_str_equal);
+	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	add = g_array_new(FALSE, FALSE, sizeof(WatchRange));
+
+	/* What the exe has: every range (to add only what is new), and its read set's size. */
+	for (guint i = 0; exe && i < exe->exemaps->len; i++) {
+		const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+		GArray *list = g_hash_table_lookup(have, em->map->path);
+		Interval iv = { em->map->offset, em->map->offset + em->map->length };
+
+		if (!list) {
+			list = g_array_new(FALSE, FALSE, sizeof(Interval));
+			g_hash_table_insert(have, em->map->path, list);
+		}
+		g_array_append_val(list, iv);
+		if (em->origin == EXEMAP_READ) {
+			g_hash_table_add(read_paths, em->map->path);
+			read_bytes += em->map->length;
+		}
+	}
+	{
+		GHashTableIter iter;
+		gpointer value;
+
+		g_hash_table_iter_init(&iter, have);
+		while (g_hash_table_iter_next(&iter, NULL, &value))
+			g_array_sort(value, compare_intervals);
+	}
+
+	for (guint i = 0; i < ranges->len; i++) {
+		const WatchRange *r = &g_array_index(ranges, WatchRange, i);
+		g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(Interval));
+		GArray *list;
+		guint64 end;
+
+		if (!r->path || r->path[0] != '/' || r->length == 0 ||
+		    r->length > G_MAXUINT64 - r->offset ||
+		    g_str_has_prefix(r->path, MEMFD_PREFIX) ||
+		    !conf_prefix_accepts(conf->mapprefix, r->path))
+			continue;
+		end = r->offset + r->length;
+		list = g_hash_table_lookup(have, r->path);
+		subtract_intervals(r->offset, end, list, pieces);
+		if (pieces->len == 0)
+			continue;
+		/* A file new to the read set needs room under the file cap. */
+		if (!g_hash_table_contains(read_paths, r->path)) {
+			if (g_hash_table_size(read_paths) >= max_files ||
+			    !file_is_usable(spy, stat_cache, r->path))
+				continue;
+			g_hash_table_add(read_paths, r->path);
+		}
+		if (!list) {
+			list = g_array_new(FALSE, FALSE, sizeof(Interval));
+			g_hash_table_insert(have, r->path, list);
+		}
+		for (guint k = 0; k < pieces->len && read_bytes < max_bytes; k++) {
+			Interval *p = &g_array_index(pieces, Interval, k);
+			WatchRange w;
+
+			p->end = MIN(p->end, p->start + (max_bytes - read_bytes));
+			w.path = r->path;
+			w.offset = p->start;
+			w.length = p->end - p->start;
+			g_array_append_val(add, w);
+			g_array_append_val(list, *p);
+			read_bytes += w.length;
+			added += w.length;
+		}
+		g_array_sort(list, compare_intervals);
+	}
+
+	if (!exe) {
+		/* An unknown program: its read set is all that is known of it. */
+		if (added < (guint64)MAX(conf->minsize, 0)) {
+			BadExe *bad = g_new0(BadExe, 1);
+
+			bad->size = added;
+			bad->time = now;
+			g_hash_table_replace(model->bad_exes, g_strdup(exe_path), bad);
+			g_hash_table_remove(spy->execs, exe_path);
+			spy->stats.too_small++;
+			g_debug("started exe %s: %" G_GUINT64_FORMAT " bytes read at start-up, "
+				"below minsize, not modelled for now", exe_path, added);
+			return;
+		}
+		exe = exe_new(exe_path, FALSE, now);
+	}
+
+	for (guint i = 0; i < add->len; i++) {
+		const WatchRange *w = &g_array_index(add, WatchRange, i);
+		Map *map = model_lookup_map(model, w->path, w->offset, w->length);
+
+		if (map)
+			map->update_time = MAX(map->update_time, now);
+		else
+			map = map_new(w->path, w->offset, w->length, now);
+		exe_add_map_origin(model, exe, map, 1.0, EXEMAP_READ);
+	}
+
+	if (!model_lookup_exe(model, exe_path)) {
+		g_debug("started exe %s: admitted from its start-up reads, %u ranges, %"
+			G_GUINT64_FORMAT " bytes", exe_path, add->len, added);
+		model_add_exe(model, exe, now, TRUE);
+		spy->stats.learned_admitted++;
+	} else if (add->len > 0) {
+		g_debug("exe %s: %u ranges, %" G_GUINT64_FORMAT " bytes learned from its start-up reads",
+			exe_path, add->len, added);
+	}
+	spy->stats.learned++;
 	model->dirty = TRUE;
 }

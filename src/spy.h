@@ -30,6 +30,8 @@ typedef struct SpyStats {
 	guint admitted;       /* new exes added to the model */
 	guint too_small;      /* new exes below minsize */
 	guint gone;           /* new exes that exited before their maps were read */
+	guint learned;        /* read sets applied, since the spy was made */
+	guint learned_admitted; /* of those, exes admitted from their read set */
 } SpyStats;
 
 /*
@@ -43,8 +45,23 @@ typedef gboolean (*SpyMapsFunc)(pid_t pid, const char *exe_path, GArray *maps,
 Spy *spy_new(void);
 void spy_free(Spy *spy);
 
-/* Replaces the maps source (NULL restores /proc). */
+/*
+ * The default maps source: /proc/PID/maps, counted as gone unless it
+ * includes exe_path itself (the process exited or its pid was reused).
+ */
+gboolean spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+		       gpointer user_data, GError **error);
+
+/* Replaces the maps source (NULL restores spy_proc_maps). */
 void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
+
+/*
+ * Whether a mapped file may be learned. The default (NULL) requires a
+ * regular file at the path now (lstat); the replay tool, whose traces
+ * name files of another machine, accepts every path.
+ */
+typedef gboolean (*SpyFileCheckFunc)(const char *path, gpointer user_data);
+void spy_set_file_check(Spy *spy, SpyFileCheckFunc func, gpointer user_data);
 
 /* The scan, in three steps; spy_scan() does all three on /proc. */
 void spy_begin_scan(Spy *spy, Model *model, gint64 now);
@@ -57,5 +74,39 @@ gboolean spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError *
 void spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now);
 
 const SpyStats *spy_get_stats(const Spy *spy);
+
+/*
+ * A start of exe_path seen as it happened (an exec event), between two
+ * scans. The next scan counts the program as running even if it has
+ * exited by then, so a program that lives a fraction of a second is, in
+ * the chains, a program that ran during that cycle: the pair it forms
+ * with the program that launched it (a build tool, a shell script) goes
+ * to "both running", and it is predicted while its launcher runs. An
+ * unknown program is remembered for two scans, to give its start-up
+ * window time to end and admit it (see spy_learned_files()).
+ */
+void spy_saw_exec(Spy *spy, Model *model, const Conf *conf, const char *exe_path);
+
+/*
+ * The read set learned from one start of exe_path: ranges is a GArray of
+ * WatchRange (the resident parts of the files it opened while starting).
+ * Ranges that mapprefix rejects, that are no longer regular files, or
+ * that the exe already has as maps are left out; the rest join the exe's
+ * maps with probability 1 (a start-up file is read at every start) and
+ * origin EXEMAP_READ, up to maxreadfiles files and maxreadkb KB per exe
+ * over all its starts. An unknown exe is admitted from its read set when
+ * learnexec is on and the set reaches minsize (else it is marked too
+ * small), so a program that never lived long enough for a scan is learned.
+ */
+void spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path,
+		       const GArray *ranges, gint64 now);
+
+/*
+ * Whether the update counts starts found by the scan in the exes' hit
+ * figures (only "was it in the last prefetch": the page cache cannot be
+ * asked after the fact). On by default; the daemon turns it off when exec
+ * events count starts as they happen.
+ */
+void spy_set_count_starts(Spy *spy, gboolean count);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Spy, spy_free)

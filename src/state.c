@@ -63,6 +63,7 @@ typedef enum {
 	SECTION_EXE,
 	SECTION_EXEMAP,
 	SECTION_MARKOV,
+	SECTION_HITS,
 	SECTION_BADEXE,
 } Section;
 
@@ -71,6 +72,7 @@ static const char *const section_tags[] = {
 	[SECTION_EXE] = "EXE",
 	[SECTION_EXEMAP] = "EXEMAP",
 	[SECTION_MARKOV] = "MARKOV",
+	[SECTION_HITS] = "HITS",
 	[SECTION_BADEXE] = "BADEXE",
 };
 
@@ -78,6 +80,7 @@ typedef struct {
 	const char *path;         /* for messages */
 	guint64 lineno;           /* line being parsed, from 1 */
 	gboolean legacy;          /* reading the 0.6.4 format */
+	gint64 version;           /* format version of the file (0 for 0.6.4) */
 	Section section;          /* last section seen (current format) */
 	guint64 records;          /* record lines after the header */
 	Model *model;             /* being built */
@@ -367,20 +370,25 @@ load_exe(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
-/* EXEMAP <exe idx> <map idx> <prob> */
+/*
+ * EXEMAP <exe idx> <map idx> <prob> <origin>
+ * (version 1 and 0.6.4: without origin, which is then "mapped")
+ */
 static gboolean
 load_exemap(Loader *ld, char **f, guint nf, GError **error)
 {
 	gint exe_idx, map_idx;
+	gint64 origin = EXEMAP_MAPPED;
 	double prob;
 	Exe *exe;
 	Map *map;
 	guint before;
 
-	(void)nf;
 	if (!field_index(ld, f[1], "exe index", &exe_idx, error) ||
 	    !field_index(ld, f[2], "map index", &map_idx, error) ||
 	    !field_double(ld, f[3], "probability", 0, 1, &prob, error))
+		return FALSE;
+	if (nf >= 5 && !field_int(ld, f[4], "map origin", EXEMAP_MAPPED, EXEMAP_READ, &origin, error))
 		return FALSE;
 	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(exe_idx))))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", exe_idx);
@@ -389,7 +397,7 @@ load_exemap(Loader *ld, char **f, guint nf, GError **error)
 
 	/* exe_add_map() ignores a second use of the same map; that is a bad file. */
 	before = exe->exemaps->len;
-	exe_add_map(ld->model, exe, map, prob);
+	exe_add_map_origin(ld->model, exe, map, prob, (ExeMapOrigin)origin);
 	if (exe->exemaps->len == before)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "duplicate use of map %d by exe %d", map_idx, exe_idx);
@@ -442,6 +450,44 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
+/* HITS <exe idx> <starts> <checks> <bytes> <prefetched> <probed> <resident> */
+static gboolean
+load_hits(Loader *ld, char **f, guint nf, GError **error)
+{
+	static const char *const names[6] = {
+		"start count", "check count", "byte count", "prefetched byte count",
+		"probed byte count", "resident byte count",
+	};
+	guint64 v[6];
+	gint idx;
+	Exe *exe;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "exe index", &idx, error))
+		return FALSE;
+	for (int i = 0; i < 6; i++) {
+		if (!field_uint(ld, f[2 + i], names[i], G_MAXUINT64, &v[i], error))
+			return FALSE;
+	}
+	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", idx);
+	if (exe->hits.starts || exe->hits.checks || exe->hits.bytes || exe->hits.probed)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate hits of exe %d", idx);
+	/* Parts never exceed their whole; a file that says so was not written by us. */
+	if (v[1] > v[0] || v[3] > v[2] || v[5] > v[4] || v[4] > v[2])
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "inconsistent hits of exe %d (a part exceeds its whole)", idx);
+	if (v[0] == 0)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "hits of exe %d without starts", idx);
+	exe->hits.starts = v[0];
+	exe->hits.checks = v[1];
+	exe->hits.bytes = v[2];
+	exe->hits.prefetched = v[3];
+	exe->hits.probed = v[4];
+	exe->hits.resident = v[5];
+	return TRUE;
+}
+
 /*
  * BADEXE <time checked> <size> <uri>
  * (0.6.4: BADEXE <size> -1 <uri>, which 0.6.4 itself never loaded)
@@ -477,15 +523,17 @@ typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error)
 static const struct {
 	const char *tag;
 	Section section;
-	guint fields;         /* in the current format */
-	guint legacy_fields;  /* in the 0.6.4 format */
+	guint fields;         /* in the current format, version 2 */
+	guint v1_fields;      /* in version 1; 0 if the record did not exist */
+	guint legacy_fields;  /* in the 0.6.4 format; 0 if it did not exist */
 	RecordLoader load;
 } record_types[] = {
-	{ "MAP", SECTION_MAP, 6, 7, load_map },
-	{ "EXE", SECTION_EXE, 5, 6, load_exe },
-	{ "EXEMAP", SECTION_EXEMAP, 4, 4, load_exemap },
-	{ "MARKOV", SECTION_MARKOV, 24, 24, load_markov },
-	{ "BADEXE", SECTION_BADEXE, 4, 4, load_badexe },
+	{ "MAP", SECTION_MAP, 6, 6, 7, load_map },
+	{ "EXE", SECTION_EXE, 5, 5, 6, load_exe },
+	{ "EXEMAP", SECTION_EXEMAP, 5, 4, 4, load_exemap },
+	{ "MARKOV", SECTION_MARKOV, 24, 24, 24, load_markov },
+	{ "HITS", SECTION_HITS, 8, 0, 0, load_hits },
+	{ "BADEXE", SECTION_BADEXE, 4, 4, 4, load_badexe },
 };
 
 /*
@@ -522,7 +570,11 @@ load_record(Loader *ld, char **f, guint nf, GError **error)
 
 		if (strcmp(f[0], tag) != 0)
 			continue;
-		want = ld->legacy ? record_types[i].legacy_fields : record_types[i].fields;
+		want = ld->legacy ? record_types[i].legacy_fields
+		       : ld->version == 1 ? record_types[i].v1_fields : record_types[i].fields;
+		/* A record of a later version in an older file: as unknown as any other. */
+		if (want == 0)
+			break;
 		if (nf != want)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT,
 					 "%s record has %u fields, expected %u", tag, nf, want);
@@ -566,6 +618,7 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 					 " (this one reads up to version %d)",
 					 version, STATE_FORMAT_VERSION);
 		ld->legacy = FALSE;
+		ld->version = version;
 	} else if (strcmp(f[0], LEGACY_TAG) == 0) {
 		/* 0.6.4 wrote its package version; only the major number counts. */
 		g_autofree char *major = nf >= 2 ? g_strndup(f[1], strcspn(f[1], ".")) : NULL;
@@ -738,10 +791,9 @@ load_stream(Loader *ld, FILE *file, GError **error)
 Model *
 state_load(const char *path, GError **error)
 {
-	Loader ld;
 	struct stat st;
 	FILE *file;
-	gboolean ok;
+	Model *model;
 	int fd;
 
 	g_return_val_if_fail(path != NULL, NULL);
@@ -785,9 +837,23 @@ state_load(const char *path, GError **error)
 		return NULL;
 	}
 
-	loader_init(&ld, path);
-	ok = load_stream(&ld, file, error);
+	model = state_load_stream(file, path, error);
 	fclose(file);
+	return model;
+}
+
+Model *
+state_load_stream(FILE *file, const char *name, GError **error)
+{
+	Loader ld;
+	gboolean ok;
+
+	g_return_val_if_fail(file != NULL, NULL);
+	g_return_val_if_fail(name != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	loader_init(&ld, name);
+	ok = load_stream(&ld, file, error);
 	return loader_finish(&ld, ok);
 }
 
@@ -922,7 +988,7 @@ state_format(Model *model)
 				continue;
 			g_string_append_printf(out, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
 			append_double(out, saveable(em->prob, 0, 1));
-			g_string_append_c(out, '\n');
+			g_string_append_printf(out, "\t%d\n", em->origin == EXEMAP_READ ? 1 : 0);
 			records++;
 		}
 	}
@@ -949,6 +1015,25 @@ state_format(Model *model)
 			g_string_append_c(out, '\n');
 			records++;
 		}
+	}
+
+	/* Only exes with starts: most programs of a maps scanner have none. */
+	for (guint i = 0; i < exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(exes, i);
+		ExeHits h = exe->hits;
+
+		if (exe->seq >= G_MAXUINT - 1 || h.starts == 0)
+			continue;
+		/* What the loader checks, whatever a bug or a saturation did. */
+		h.checks = MIN(h.checks, h.starts);
+		h.prefetched = MIN(h.prefetched, h.bytes);
+		h.probed = MIN(h.probed, h.bytes);
+		h.resident = MIN(h.resident, h.probed);
+		g_string_append_printf(out, "HITS\t%u\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\n", exe->seq, h.starts, h.checks,
+				       h.bytes, h.prefetched, h.probed, h.resident);
+		records++;
 	}
 
 	bad_paths = g_ptr_array_new();
@@ -1023,9 +1108,20 @@ state_save(Model *model, const char *path, GError **error)
 	if (g_mkdir_with_parents(dir, 0755) < 0)
 		return save_fail(error, path, "cannot create its directory", errno);
 
-	/* Beside the target, so the rename stays within one file system. */
-	tmp = g_strdup_printf("%s.XXXXXX", path);
-	fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0600);
+	/*
+	 * Beside the target, so the rename stays within one file system. The
+	 * name is fixed, not random: a save cut short by a crash or SIGKILL
+	 * leaves its temporary file behind, and with one name there is at
+	 * most one such file, which the next save removes, instead of one
+	 * more per crash. Only one process saves to a path (the daemon holds
+	 * "<path>.lock"). The unlink and O_EXCL make the file new, ours and
+	 * 0600 even if something else sits at that name; a symlink there is
+	 * removed, never followed.
+	 */
+	tmp = g_strconcat(path, STATE_TEMP_SUFFIX, NULL);
+	if (g_unlink(tmp) < 0 && errno != ENOENT)
+		return save_fail(error, path, "cannot remove the old temporary file", errno);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return save_fail(error, path, "cannot create a temporary file", errno);
 

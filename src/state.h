@@ -12,10 +12,11 @@
 #pragma once
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "model.h"
 
-#define STATE_FORMAT_VERSION 1
+#define STATE_FORMAT_VERSION 2
 
 #define STATE_ERROR (state_error_quark())
 GQuark state_error_quark(void);
@@ -34,7 +35,20 @@ typedef enum {
  */
 Model *state_load(const char *path, GError **error);
 
-/* Saves the model to path, crash-safe, mode 0600. Clears model->dirty. */
+/*
+ * Loads the model from an open stream, read to its end; `name` only
+ * labels the error messages. The parser behind state_load(), for callers
+ * that already hold the bytes (the fuzz harness reads from memory).
+ * An empty stream gives an empty model.
+ */
+Model *state_load_stream(FILE *file, const char *name, GError **error);
+
+/*
+ * Saves the model to path, crash-safe, mode 0600, through the temporary
+ * file "<path>" STATE_TEMP_SUFFIX (removed first if a crash left it).
+ * Clears model->dirty. One process at a time may save to a path.
+ */
+#define STATE_TEMP_SUFFIX ".new"
 gboolean state_save(Model *model, const char *path, GError **error);
 
 /*

@@ -105,11 +105,15 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
 	ck_assert_int_eq(conf->memcached, 0);
+	ck_assert_int_eq(conf->memavailable, 0);
 	ck_assert_int_eq(conf->doscan, TRUE);
 	ck_assert_int_eq(conf->dopredict, TRUE);
 	ck_assert_int_eq(conf->autosave, 3600);
 	ck_assert_int_eq(conf->maxprocs, 30);
 	ck_assert_int_eq(conf->sortstrategy, 3);
+	ck_assert_int_eq(conf->checkresidency, TRUE);
+	ck_assert_int_eq(conf->minavailable, 5);
+	ck_assert_int_eq(conf->maxpressure, 10);
 	assert_strv_eq(conf->mapprefix, default_mapprefix);
 	assert_strv_eq(conf->exeprefix, default_exeprefix);
 }
@@ -128,6 +132,7 @@ START_TEST(test_load_every_key)
 		"memtotal = -100\n"
 		"memfree = 100\n"
 		"memcached = 25\n"
+		"memavailable = -40\n"
 		"\n"
 		"[system]\n"
 		"doscan = 0\n"
@@ -136,7 +141,10 @@ START_TEST(test_load_every_key)
 		"mapprefix = /opt/ ; !/opt/secret/;\n"
 		"exeprefix =\n"
 		"maxprocs = 0\n"
-		"sortstrategy = 1\n");
+		"sortstrategy = 1\n"
+		"checkresidency = false\n"
+		"minavailable = 100\n"
+		"maxpressure = 0\n");
 	static const char *const want_map[] = { "/opt/", "!/opt/secret/", NULL };
 	static const char *const want_empty[] = { NULL };
 
@@ -148,6 +156,7 @@ START_TEST(test_load_every_key)
 	ck_assert_int_eq(conf->memtotal, -100);
 	ck_assert_int_eq(conf->memfree, 100);
 	ck_assert_int_eq(conf->memcached, 25);
+	ck_assert_int_eq(conf->memavailable, -40);
 	ck_assert_int_eq(conf->doscan, FALSE);
 	ck_assert_int_eq(conf->dopredict, FALSE);
 	ck_assert_int_eq(conf->autosave, 60);
@@ -155,6 +164,9 @@ START_TEST(test_load_every_key)
 	assert_strv_eq(conf->exeprefix, want_empty);
 	ck_assert_int_eq(conf->maxprocs, 0);
 	ck_assert_int_eq(conf->sortstrategy, 1);
+	ck_assert_int_eq(conf->checkresidency, FALSE);
+	ck_assert_int_eq(conf->minavailable, 100);
+	ck_assert_int_eq(conf->maxpressure, 0);
 	ck_assert_uint_eq(captured->len, 0);
 }
 END_TEST
@@ -169,23 +181,21 @@ static const struct {
 	const char *warning;   /* after "PATH: " */
 } bad_values[] = {
 	{ "model", "cycle = abc",
-	  "[model] cycle = 'abc' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = 'abc' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 0",
-	  "[model] cycle = '0' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
-	{ "model", "cycle = 1",
-	  "[model] cycle = '1' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '0' is invalid: out of range (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 3601",
-	  "[model] cycle = '3601' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '3601' is invalid: out of range (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 20x",
-	  "[model] cycle = '20x' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '20x' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 99999999999999999999",
-	  "[model] cycle = '99999999999999999999' is invalid: out of range (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '99999999999999999999' is invalid: out of range (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle =",
-	  "[model] cycle = '' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 0x10",
-	  "[model] cycle = '0x10' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '0x10' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "cycle = 2 0",
-	  "[model] cycle = '2 0' is invalid: not a decimal integer (allowed 2..3600 seconds); keeping 40" },
+	  "[model] cycle = '2 0' is invalid: not a decimal integer (allowed 1..3600 seconds); keeping 40" },
 	{ "model", "memfree = 101",
 	  "[model] memfree = '101' is invalid: out of range (allowed -100..100 percent); keeping 11" },
 	{ "model", "usecorrelation = maybe",
@@ -196,6 +206,14 @@ static const struct {
 	  "[system] maxprocs = '-1' is invalid: out of range (allowed 0..1024 threads); keeping 2" },
 	{ "system", "sortstrategy = 4",
 	  "[system] sortstrategy = '4' is invalid: out of range (allowed 0..3); keeping 0" },
+	{ "model", "memavailable = -101",
+	  "[model] memavailable = '-101' is invalid: out of range (allowed -100..100 percent); keeping -7" },
+	{ "system", "minavailable = -1",
+	  "[system] minavailable = '-1' is invalid: out of range (allowed 0..100 percent); keeping 3" },
+	{ "system", "maxpressure = 101",
+	  "[system] maxpressure = '101' is invalid: out of range (allowed 0..100 percent); keeping 20" },
+	{ "system", "checkresidency = yes",
+	  "[system] checkresidency = 'yes' is invalid: not a boolean (allowed true, false, 1 or 0); keeping false" },
 	{ "system", "mapprefix = /usr/\\x",
 	  "[system] mapprefix = '/usr/\\x' is invalid: a bad '\\' escape, or not UTF-8 "
 	  "(allowed a ';'-separated list of path prefixes); keeping '/srv/;!/'" },
@@ -217,6 +235,10 @@ START_TEST(test_bad_value_keeps_previous)
 	conf->usecorrelation = FALSE;
 	conf->maxprocs = 2;
 	conf->sortstrategy = 0;
+	conf->memavailable = -7;
+	conf->minavailable = 3;
+	conf->maxpressure = 20;
+	conf->checkresidency = FALSE;
 	g_strfreev(conf->mapprefix);
 	conf->mapprefix = g_strsplit("/srv/;!/", ";", -1);
 
@@ -239,6 +261,31 @@ START_TEST(test_bad_value_keeps_previous)
 	want = g_strdup_printf("warning|%s: %s", path, bad_values[_i].warning);
 	ck_assert_uint_eq(captured->len, 1);
 	ck_assert_str_eq(captured->pdata[0], want);
+}
+END_TEST
+
+/*
+ * conf_load_data() reads exactly `len` bytes: the buffer need not end in
+ * NUL, and what lies past len is not part of the file. Here the "9" after
+ * len would make cycle 79 and the "x" would make the next line garbage.
+ */
+START_TEST(test_load_data_respects_length)
+{
+	static const char text[] = "[model]\ncycle = 7\n[system]\nautosave = 120\n9x";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) conf = conf_new();
+
+	ck_assert(conf_load_data(conf, text, sizeof(text) - 3, "buffer", &error));
+	ck_assert_int_eq(conf->cycle, 7);
+	ck_assert_int_eq(conf->autosave, 120);
+
+	/* An empty file is no error and changes nothing (cycle stays 7). */
+	ck_assert(conf_load_data(conf, NULL, 0, "empty", &error));
+	ck_assert_int_eq(conf->cycle, 7);
+
+	/* A 1-second cycle is allowed: the soak and churn tests run at it. */
+	ck_assert(conf_load_data(conf, "[model]\ncycle=1", 16, "one", &error));
+	ck_assert_int_eq(conf->cycle, 1);
 }
 END_TEST
 
@@ -509,6 +556,7 @@ static const char default_dump[] =
 	"memtotal = -10\n"
 	"memfree = 50\n"
 	"memcached = 0\n"
+	"memavailable = 0\n"
 	"\n"
 	"[system]\n"
 	"doscan = true\n"
@@ -517,7 +565,16 @@ static const char default_dump[] =
 	"mapprefix = /usr/;/lib;/var/cache/;!/\n"
 	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
 	"maxprocs = 30\n"
-	"sortstrategy = 3\n";
+	"sortstrategy = 3\n"
+	"checkresidency = true\n"
+	"minavailable = 5\n"
+	"maxpressure = 10\n"
+	"tracefile = \n"
+	"learnreads = true\n"
+	"learnexec = true\n"
+	"startupwindow = 5\n"
+	"maxreadfiles = 256\n"
+	"maxreadkb = 65536\n";
 
 START_TEST(test_dump_defaults)
 {
@@ -570,7 +627,7 @@ START_TEST(test_template)
 
 	ck_assert_ptr_nonnull(strstr(text, "\n[model]\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\n[system]\n"));
-	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 2..3600.\ncycle = 20\n"));
+	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 1..3600.\ncycle = 20\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: true; either true or false.\nusecorrelation = true\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: 3; range: 0..3.\nsortstrategy = 3\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nmapprefix = /usr/;/lib;/var/cache/;!/\n"));
@@ -596,33 +653,73 @@ START_TEST(test_template)
 }
 END_TEST
 
+/* A string key: kept as written (trimmed), escapes decoded, dumped back. */
+START_TEST(test_string_key)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) conf = conf_new();
+	g_autoptr(Conf) again = conf_new();
+	g_autofree char *path = write_conf("string.conf",
+		"[system]\ntracefile =  /var/tmp/a b;c\\tx.trace  \n");
+	g_autofree char *dump = NULL;
+	g_autofree char *dump_path = NULL;
+
+	ck_assert_str_eq(conf->tracefile, "");
+	ck_assert(conf_load(conf, path, &error));
+	/* "\t" in the file is a tab; ';' is no separator in a string. */
+	ck_assert_str_eq(conf->tracefile, "/var/tmp/a b;c\tx.trace");
+	dump = conf_dump(conf);
+	ck_assert_ptr_nonnull(strstr(dump, "\ntracefile = /var/tmp/a b;c\\tx.trace\n"));
+	dump_path = write_conf("dump.conf", dump);
+	ck_assert(conf_load(again, dump_path, &error));
+	ck_assert_str_eq(again->tracefile, conf->tracefile);
+	ck_assert_uint_eq(captured->len, 0);
+}
+END_TEST
+
 START_TEST(test_describe)
 {
 	g_autoptr(GPtrArray) rows = conf_describe();
-	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort;
+	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 6 keys in [model], 7 in [system] */
-	ck_assert_uint_eq(rows->len, 13);
+	/* 7 keys in [model], 16 in [system] */
+	ck_assert_uint_eq(rows->len, 23);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
 	ck_assert_str_eq(cycle->type, "integer");
 	ck_assert_str_eq(cycle->unit, "seconds");
 	ck_assert_str_eq(cycle->default_text, "20");
-	ck_assert_int_eq(cycle->min, 2);
+	ck_assert_int_eq(cycle->min, 1);
 	ck_assert_int_eq(cycle->max, 3600);
 	ck_assert(strlen(cycle->doc) > 20);
 	usecorr = rows->pdata[1];
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
-	mapprefix = rows->pdata[9];
+	mapprefix = rows->pdata[10];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[12];
+	sort = rows->pdata[13];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
+	avail = rows->pdata[6];
+	ck_assert_str_eq(avail->key, "memavailable");
+	ck_assert_str_eq(avail->default_text, "0");
+	ck_assert_int_eq(avail->min, -100);
+	ck_assert_int_eq(avail->max, 100);
+	pressure = rows->pdata[16];
+	ck_assert_str_eq(pressure->key, "maxpressure");
+	ck_assert_str_eq(pressure->unit, "percent");
+	ck_assert_str_eq(pressure->default_text, "10");
+	ck_assert_int_eq(pressure->min, 0);
+	ck_assert_int_eq(pressure->max, 100);
+	window = rows->pdata[20];
+	ck_assert_str_eq(window->key, "startupwindow");
+	ck_assert_str_eq(window->unit, "seconds");
+	ck_assert_int_eq(window->min, 1);
+	ck_assert_int_eq(window->max, 600);
 }
 END_TEST
 
@@ -1077,6 +1174,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_every_key);
 	tcase_add_loop_test(tc, test_bad_value_keeps_previous, 0, G_N_ELEMENTS(bad_values));
 	tcase_add_test(tc, test_values_are_trimmed);
+	tcase_add_test(tc, test_load_data_respects_length);
 	tcase_add_test(tc, test_processes_alias);
 	tcase_add_test(tc, test_processes_alias_bad_value);
 	tcase_add_test(tc, test_processes_alias_other_group);
@@ -1090,6 +1188,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_dump_defaults);
 	tcase_add_test(tc, test_dump_round_trip);
 	tcase_add_test(tc, test_template);
+	tcase_add_test(tc, test_string_key);
 	tcase_add_test(tc, test_describe);
 	suite_add_tcase(s, tc);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tests for src/proc.c: the maps, exe and meminfo parsers from tables of
- * real and hostile inputs, the tree walker on a fake /proc built in a
+ * Tests for src/proc.c: the maps, exe, meminfo and pressure parsers from
+ * tables of real and hostile inputs, the tree walker on a fake /proc built in a
  * temporary directory, and the libproc2 path on the real /proc with
  * children running from awkward paths.
  */
@@ -279,6 +279,66 @@ START_TEST(test_meminfo_bad)
 }
 END_TEST
 
+/* ---- proc_parse_pressure -------------------------------------------------- */
+
+static const struct {
+	const char *text;
+	gboolean ok;
+	guint some_avg10;     /* hundredths of a percent, when ok */
+} pressure_cases[] = {
+	/* A real file from a quiet machine, and one under load. */
+	{ "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+	  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", TRUE, 0 },
+	{ "some avg10=12.34 avg60=3.01 avg300=0.77 total=8123456\n"
+	  "full avg10=9.99 avg60=2.00 avg300=0.50 total=6000000\n", TRUE, 1234 },
+	/* Only "some" is read, wherever it is; "full" first does not confuse it. */
+	{ "full avg10=50.00 avg60=0.00 avg300=0.00 total=1\n"
+	  "some avg10=7.05 avg60=0.00 avg300=0.00 total=1\n", TRUE, 705 },
+	/* Older kernels have no "full" line for the CPU; memory may lack it too. */
+	{ "some avg10=0.50 avg60=0.10 avg300=0.00 total=10", TRUE, 50 },
+	/* Bounds: 100.00 is the most a share of time can be. */
+	{ "some avg10=100.00 avg60=0.00 avg300=0.00 total=0\n", TRUE, 10000 },
+	{ "some avg10=100.01 avg60=0.00 avg300=0.00 total=0\n", FALSE, 0 },
+	{ "some avg10=101 avg60=0.00 avg300=0.00 total=0\n", FALSE, 0 },
+	/* Fewer decimals read as written, more are cut: 5 -> 500, 5.1 -> 510, 5.129 -> 512. */
+	{ "some avg10=5 avg60=0.00\n", TRUE, 500 },
+	{ "some avg10=5.1 avg60=0.00\n", TRUE, 510 },
+	{ "some avg10=5.129 avg60=0.00\n", TRUE, 512 },
+	/* The field order is not assumed. */
+	{ "some total=3 avg60=1.00 avg10=2.50\n", TRUE, 250 },
+	/* Hostile or broken. */
+	{ "", FALSE, 0 },
+	{ "full avg10=1.00 avg60=0.00 avg300=0.00 total=0\n", FALSE, 0 },
+	{ "some avg60=1.00 avg300=0.00 total=0\n", FALSE, 0 },
+	{ "some avg10= avg60=1.00\n", FALSE, 0 },
+	{ "some avg10=-1.00 avg60=1.00\n", FALSE, 0 },
+	{ "some avg10=1,50 avg60=1.00\n", FALSE, 0 },
+	{ "some avg10=1. avg60=1.00\n", FALSE, 0 },
+	{ "some avg10=.5 avg60=1.00\n", FALSE, 0 },
+	{ "some avg10=1.5x avg60=1.00\n", FALSE, 0 },
+	{ "some avg10=99999999999999999999999 avg60=1.00\n", FALSE, 0 },
+	{ "somebody avg10=1.00\n", FALSE, 0 },
+	{ " some avg10=1.00\n", FALSE, 0 },
+};
+
+START_TEST(test_parse_pressure)
+{
+	g_autoptr(GError) error = NULL;
+	ProcPressure p = { .some_avg10 = 4242 };
+	gboolean ok = proc_parse_pressure(pressure_cases[_i].text, &p, &error);
+
+	ck_assert_msg(ok == pressure_cases[_i].ok, "case %d: %s", _i,
+		      error ? error->message : "parsed");
+	if (ok) {
+		ck_assert_uint_eq(p.some_avg10, pressure_cases[_i].some_avg10);
+	} else {
+		ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_PARSE));
+		/* Untouched on failure. */
+		ck_assert_uint_eq(p.some_avg10, 4242);
+	}
+}
+END_TEST
+
 /* ---- a fake /proc --------------------------------------------------------- */
 
 static char *root;
@@ -514,6 +574,49 @@ START_TEST(test_fake_memstat_missing)
 }
 END_TEST
 
+START_TEST(test_fake_pressure)
+{
+	g_autoptr(GError) error = NULL;
+	ProcPressure p = { 0 };
+
+	/* No pressure directory: a kernel without PSI, told apart from a failure. */
+	ck_assert(!proc_get_memory_pressure(&p, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE));
+
+	/* A file where the directory should be: ENOTDIR, the same. */
+	g_clear_error(&error);
+	write_rel("pressure", "not a directory");
+	ck_assert(!proc_get_memory_pressure(&p, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE));
+}
+END_TEST
+
+START_TEST(test_fake_pressure_present)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = g_build_filename(root, "pressure", "memory", NULL);
+	ProcPressure p = { 0 };
+
+	write_rel("pressure/memory",
+		  "some avg10=31.41 avg60=5.00 avg300=1.00 total=123\n"
+		  "full avg10=20.00 avg60=4.00 avg300=1.00 total=100\n");
+	ck_assert_msg(proc_get_memory_pressure(&p, &error), "%s", error ? error->message : "");
+	ck_assert_uint_eq(p.some_avg10, 3141);
+
+	/* Present but malformed is a parse error, not "unavailable". */
+	write_rel("pressure/memory", "some avg10=lots\n");
+	ck_assert(!proc_get_memory_pressure(&p, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_PARSE));
+
+	/* Unreadable (a directory in its place): an I/O error. */
+	g_clear_error(&error);
+	ck_assert_int_eq(g_remove(dir), 0);
+	ck_assert_int_eq(g_mkdir(dir, 0755), 0);
+	ck_assert(!proc_get_memory_pressure(&p, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_IO));
+}
+END_TEST
+
 /* ---- the real /proc ------------------------------------------------------ */
 
 static GPid
@@ -715,6 +818,22 @@ START_TEST(test_real_memstat)
 }
 END_TEST
 
+START_TEST(test_real_pressure)
+{
+	g_autoptr(GError) error = NULL;
+	ProcPressure p = { 0 };
+
+	proc_set_root(NULL);
+	if (!g_file_test("/proc/pressure/memory", G_FILE_TEST_EXISTS)) {
+		ck_assert(!proc_get_memory_pressure(&p, &error));
+		ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE));
+		return;
+	}
+	ck_assert_msg(proc_get_memory_pressure(&p, &error), "%s", error ? error->message : "");
+	ck_assert_uint_le(p.some_avg10, 10000);
+}
+END_TEST
+
 static Suite *
 proc_suite(void)
 {
@@ -730,6 +849,7 @@ proc_suite(void)
 	tcase_add_test(tc, test_meminfo_full);
 	tcase_add_test(tc, test_meminfo_no_available);
 	tcase_add_test(tc, test_meminfo_bad);
+	tcase_add_loop_test(tc, test_parse_pressure, 0, G_N_ELEMENTS(pressure_cases));
 	tcase_add_test(tc, test_root_setting);
 	suite_add_tcase(s, tc);
 
@@ -742,6 +862,8 @@ proc_suite(void)
 	tcase_add_test(fake, test_fake_read_maps_unreadable);
 	tcase_add_test(fake, test_fake_memstat);
 	tcase_add_test(fake, test_fake_memstat_missing);
+	tcase_add_test(fake, test_fake_pressure);
+	tcase_add_test(fake, test_fake_pressure_present);
 	suite_add_tcase(s, fake);
 
 	tcase_set_timeout(real, 60);
@@ -749,6 +871,7 @@ proc_suite(void)
 	tcase_add_test(real, test_real_awkward_paths);
 	tcase_add_test(real, test_real_read_maps);
 	tcase_add_test(real, test_real_memstat);
+	tcase_add_test(real, test_real_pressure);
 	suite_add_tcase(s, real);
 	return s;
 }

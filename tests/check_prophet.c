@@ -396,6 +396,115 @@ START_TEST(test_budget_clamped)
 }
 END_TEST
 
+START_TEST(test_budget_memavailable)
+{
+	Conf conf = { .memtotal = -10, .memfree = 50, .memcached = 0, .memavailable = 0 };
+	ProcMemstat mem = { .total = 8000000, .free = 500000, .cached = 6000000,
+			    .available = 6400000 };
+
+	/*
+	 * memavailable = 0 is 0.6.4's budget: -10 * 80000 + 50 * 5000 =
+	 * -800000 + 250000 < 0 -> 0, although 6.4 GB could be made free.
+	 */
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 0);
+
+	/* The documented use: memfree = 0, memavailable = 50:
+	 * -10 * 80000 + 50 * 64000 = -800000 + 3200000 = 2400000. */
+	conf.memfree = 0;
+	conf.memavailable = 50;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 2400000);
+
+	/* All three inside the max(): -800000 + 250000 + 3200000 = 2650000. */
+	conf.memfree = 50;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 2650000);
+
+	/* memcached after the max(): 2650000 + 10 * 60000 = 3250000. */
+	conf.memcached = 10;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 3250000);
+
+	/* A negative memavailable drags the max() to 0, then cached is added:
+	 * -800000 + 250000 - 20 * 64000 = -1830000 -> 0; + 600000. */
+	conf.memavailable = -20;
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 600000);
+
+	/* Clamped to 100 and floored: available = 12399 -> 123 * 100 = 12300. */
+	conf = (Conf){ .memavailable = 1000 };
+	mem = (ProcMemstat){ .total = 20000, .available = 12399 };
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), 12300);
+
+	/* Four absurd terms stay inside gint64: 400 * (G_MAXINT64 / 400). */
+	conf = (Conf){ .memtotal = 100, .memfree = 100, .memavailable = 100, .memcached = 100 };
+	mem = (ProcMemstat){ .total = G_MAXUINT64, .free = G_MAXUINT64,
+			     .available = G_MAXUINT64, .cached = G_MAXUINT64 };
+	ck_assert_uint_eq(prophet_budget_kb(&conf, &mem), (guint64)(400 * (G_MAXINT64 / 400)));
+}
+END_TEST
+
+/* ---- pausing ---- */
+
+static const struct {
+	gint64 minavailable, maxpressure;
+	guint64 total, available;
+	gboolean have_psi;
+	guint some_avg10;
+	ProphetPause want;
+} pause_cases[] = {
+	/* 5% of 8000000 KB is 400000 KB: below pauses, at or above does not. */
+	{ 5, 10, 8000000, 399999, TRUE, 0, PROPHET_PAUSE_AVAILABLE },
+	{ 5, 10, 8000000, 400000, TRUE, 0, PROPHET_PREFETCH },
+	{ 5, 10, 8000000, 400001, TRUE, 0, PROPHET_PREFETCH },
+	/* Exact, not floored: 5% of 1010 KB is 50.5 KB, so 50 pauses and 51 does not. */
+	{ 5, 0, 1010, 50, FALSE, 0, PROPHET_PAUSE_AVAILABLE },
+	{ 5, 0, 1010, 51, FALSE, 0, PROPHET_PREFETCH },
+	/* 100% of MemTotal: only everything available passes. */
+	{ 100, 0, 1000, 999, FALSE, 0, PROPHET_PAUSE_AVAILABLE },
+	{ 100, 0, 1000, 1000, FALSE, 0, PROPHET_PREFETCH },
+	/* minavailable = 0 is off, even with nothing available. */
+	{ 0, 0, 8000000, 0, FALSE, 0, PROPHET_PREFETCH },
+	/* No overflow on absurd totals: 5% of G_MAXUINT64. */
+	{ 5, 0, G_MAXUINT64, G_MAXUINT64 / 20, FALSE, 0, PROPHET_PAUSE_AVAILABLE },
+	{ 5, 0, G_MAXUINT64, G_MAXUINT64 / 20 + 1, FALSE, 0, PROPHET_PREFETCH },
+	/* Pressure 10%: 10.01 is above, 10.00 is not. */
+	{ 5, 10, 8000000, 8000000, TRUE, 1001, PROPHET_PAUSE_PRESSURE },
+	{ 5, 10, 8000000, 8000000, TRUE, 1000, PROPHET_PREFETCH },
+	{ 5, 10, 8000000, 8000000, TRUE, 999, PROPHET_PREFETCH },
+	/* maxpressure = 0 is off, even at 100%. */
+	{ 5, 0, 8000000, 8000000, TRUE, 10000, PROPHET_PREFETCH },
+	/* maxpressure = 100: nothing is above 100.00. */
+	{ 5, 100, 8000000, 8000000, TRUE, 10000, PROPHET_PREFETCH },
+	/* No PSI in the kernel: MemAvailable alone decides. */
+	{ 5, 10, 8000000, 8000000, FALSE, 9999, PROPHET_PREFETCH },
+	{ 5, 10, 8000000, 100, FALSE, 9999, PROPHET_PAUSE_AVAILABLE },
+	/* Both at once: the MemAvailable reason is given. */
+	{ 5, 10, 8000000, 100, TRUE, 5000, PROPHET_PAUSE_AVAILABLE },
+	/* Both off. */
+	{ 0, 0, 8000000, 0, TRUE, 10000, PROPHET_PREFETCH },
+};
+
+START_TEST(test_pause)
+{
+	Conf conf = { .minavailable = pause_cases[_i].minavailable,
+		      .maxpressure = pause_cases[_i].maxpressure };
+	ProcMemstat mem = { .total = pause_cases[_i].total, .available = pause_cases[_i].available,
+			    .free = 1, .cached = 1 };
+	ProcPressure psi = { .some_avg10 = pause_cases[_i].some_avg10 };
+
+	ck_assert_int_eq(prophet_pause(&conf, &mem, pause_cases[_i].have_psi ? &psi : NULL),
+			 pause_cases[_i].want);
+}
+END_TEST
+
+START_TEST(test_pause_describe)
+{
+	Conf conf = { .minavailable = 7, .maxpressure = 15 };
+	g_autofree char *a = prophet_pause_describe(PROPHET_PAUSE_AVAILABLE, &conf);
+	g_autofree char *p = prophet_pause_describe(PROPHET_PAUSE_PRESSURE, &conf);
+
+	ck_assert_str_eq(a, "MemAvailable is below 7% of MemTotal");
+	ck_assert_str_eq(p, "memory pressure (PSI some avg10) is above 15%");
+}
+END_TEST
+
 /* ---- selection ---- */
 
 /*
@@ -563,6 +672,9 @@ prophet_suite(void)
 	tc = tcase_create("budget");
 	tcase_add_test(tc, test_budget);
 	tcase_add_test(tc, test_budget_clamped);
+	tcase_add_test(tc, test_budget_memavailable);
+	tcase_add_loop_test(tc, test_pause, 0, G_N_ELEMENTS(pause_cases));
+	tcase_add_test(tc, test_pause_describe);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("select");

@@ -4,7 +4,10 @@
  * (including the range 0.6.4 shrank), hostile files in place of learned
  * ones (FIFO, device symlink, directory, missing, truncated, bad names),
  * the page cache really being filled in chunks (checked with mincore),
- * and the background batch handing its result back to the main loop.
+ * the background batch handing its result back to the main loop, the
+ * residency check (only missing pages requested, through cachestat and
+ * through mincore, on page patterns built with DONTNEED and reads) and
+ * the I/O class of the threads that read.
  *
  * Files live in a directory under the current directory (the build tree)
  * rather than $TMPDIR, because a tmpfs keeps every page resident and
@@ -21,6 +24,12 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +39,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -39,6 +49,14 @@
 #endif
 
 #define MIB (G_GUINT64_CONSTANT(1024) * 1024)
+
+/* Options for a batch that requests everything (no residency check). */
+#define OPTS(sort, procs) \
+	(&(ReadaheadOptions){ .strategy = (sort), .maxprocs = (procs) })
+/* The same with the residency check. */
+#define OPTS_CHECK(sort, procs) \
+	(&(ReadaheadOptions){ .strategy = (sort), .maxprocs = (procs), \
+			      .check_residency = TRUE })
 
 static char *base;         /* this test case's directory */
 static char *dir;          /* this test's directory, inside base */
@@ -237,7 +255,28 @@ run_one(const char *path, guint64 offset, guint64 length, int maxprocs)
 	g_autoptr(GArray) reqs = readahead_requests_new();
 
 	readahead_requests_add(reqs, path, offset, length);
-	return readahead_run(reqs, SORT_BLOCK, maxprocs);
+	return readahead_run(reqs, OPTS(SORT_BLOCK, maxprocs));
+}
+
+/* One range through a synchronous batch with the residency check. */
+static ReadaheadStats
+readahead_run_one_checked(const char *path, guint64 offset, guint64 length)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+
+	readahead_requests_add(reqs, path, offset, length);
+	return readahead_run(reqs, OPTS_CHECK(SORT_PATH, 0));
+}
+
+/* What a done callback saw, for tests that do not need the main loop. */
+typedef struct {
+	ReadaheadStats stats;
+} DoneRecordLite;
+
+static void
+on_done_lite(const ReadaheadStats *stats, gpointer user_data)
+{
+	((DoneRecordLite *)user_data)->stats = *stats;
 }
 
 /* ---- requests ---- */
@@ -566,7 +605,7 @@ START_TEST(test_run_truncated_file_is_clamped)
 	write_sized(f, 10000);
 	readahead_requests_add(reqs, f, 0, MIB);          /* clamped to 10000 bytes */
 	readahead_requests_add(reqs, f, 2 * MIB, 4096);   /* wholly past the end */
-	stats = readahead_run(reqs, SORT_PATH, 0);
+	stats = readahead_run(reqs, OPTS(SORT_PATH, 0));
 	ck_assert_uint_eq(stats.requests, 2);
 	ck_assert_uint_eq(stats.files, 1);
 	ck_assert_uint_eq(stats.bytes, 10000);
@@ -578,7 +617,7 @@ END_TEST
 START_TEST(test_run_empty_batch)
 {
 	g_autoptr(GArray) reqs = readahead_requests_new();
-	ReadaheadStats stats = readahead_run(reqs, SORT_BLOCK, 4);
+	ReadaheadStats stats = readahead_run(reqs, OPTS(SORT_BLOCK, 4));
 
 	ck_assert_uint_eq(stats.requests, 0);
 	ck_assert_uint_eq(stats.files, 0);
@@ -708,7 +747,7 @@ START_TEST(test_run_failures_are_counted_and_capped)
 		ck_assert_int_eq(mkfifo(path, 0600), 0);
 		readahead_requests_add(reqs, path, 0, 4096);
 	}
-	stats = readahead_run(reqs, SORT_PATH, 0);
+	stats = readahead_run(reqs, OPTS(SORT_PATH, 0));
 	ck_assert_uint_eq(stats.requests, 30);
 	ck_assert_uint_eq(stats.failed, 15);
 	ck_assert_uint_eq(stats.skipped, 15);
@@ -745,7 +784,7 @@ START_TEST(test_run_parallel_mixed)
 		ck_assert_int_eq(mkfifo(path, 0600), 0);
 		readahead_requests_add(reqs, path, 0, MIB);
 	}
-	stats = readahead_run(reqs, SORT_BLOCK, 4);
+	stats = readahead_run(reqs, OPTS(SORT_BLOCK, 4));
 	ck_assert_uint_eq(stats.requests, 45);
 	ck_assert_uint_eq(stats.files, 40);
 	ck_assert_uint_eq(stats.skipped, 5);
@@ -779,6 +818,505 @@ START_TEST(test_run_tmpfs_falls_back)
 }
 END_TEST
 
+/* ---- residency ---- */
+
+/* Whether this kernel has cachestat(2) (451 where the table is common). */
+static gboolean
+have_cachestat(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	guint64 range[2] = { 0, 0 }, cs[5];
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	long rc;
+
+	ck_assert_int_ge(fd, 0);
+	rc = syscall(451, fd, range, cs, 0);
+	(void)close(fd);
+	/* /dev/null is no page cache file, but only ENOSYS says the call is missing. */
+	return rc == 0 || errno != ENOSYS;
+#else
+	return FALSE;
+#endif
+}
+
+/*
+ * Evicts the file, then reads [first, first + count) pages of it back
+ * for each pair in `pages` (terminated by count 0). FADV_RANDOM keeps
+ * the kernel's own readahead from adding pages around each read, so
+ * exactly the listed pages end up cached.
+ */
+static void
+cache_pages(const char *path, const guint64 *pages)
+{
+	const guint64 page = (guint64)page_size;
+	int fd;
+
+	drop_cache(path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	for (guint i = 0; pages[i + 1] != 0; i += 2) {
+		g_autofree guint8 *buf = g_malloc(pages[i + 1] * page);
+
+		ck_assert_int_eq(pread(fd, buf, pages[i + 1] * page, (off_t)(pages[i] * page)),
+				 (ssize_t)(pages[i + 1] * page));
+	}
+	ck_assert_int_eq(close(fd), 0);
+	/* The pattern itself is checked: a test on a wrong pattern proves nothing. */
+	for (guint i = 0; pages[i + 1] != 0; i += 2)
+		ck_assert_uint_eq(resident_pages(path, pages[i] * page, pages[i + 1] * page),
+				  pages[i + 1]);
+}
+
+/* Reads the whole file so that every page is cached, and checks it. */
+static void
+cache_all(const char *path, guint64 size)
+{
+	g_autofree char *data = NULL;
+	gsize len;
+
+	ck_assert(g_file_get_contents(path, &data, &len, NULL));
+	ck_assert_uint_eq(len, size);
+	ck_assert_uint_eq(resident_pages(path, 0, size), size / (guint64)page_size);
+}
+
+START_TEST(test_residency_cached_range_is_skipped)
+{
+	g_autofree char *f = in_dir("cached");
+	const guint64 size = MIB;
+	ReadaheadStats stats;
+
+	write_sized(f, size);
+	cache_all(f, size);
+
+	/* Through cachestat: one call says all 256 pages are cached (or one mincore without it). */
+	stats = readahead_run_one_checked(f, 0, size);
+	ck_assert_uint_eq(stats.requests, 1);
+	ck_assert_uint_eq(stats.files, 1);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.syscalls, 0);
+	ck_assert_uint_eq(stats.resident_bytes, size);
+	ck_assert_uint_eq(stats.resident_ranges, 1);
+	ck_assert_uint_eq(stats.failed, 0);
+	ck_assert_uint_eq(stats.probes, 1);
+
+	/* Through mincore: 256 pages fit one 4096-page window, one call too. */
+	readahead_use_cachestat(FALSE);
+	stats = readahead_run_one_checked(f, 0, size);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.syscalls, 0);
+	ck_assert_uint_eq(stats.resident_bytes, size);
+	ck_assert_uint_eq(stats.resident_ranges, 1);
+	ck_assert_uint_eq(stats.probes, 1);
+}
+END_TEST
+
+/*
+ * A batch whose files are all cached starts no worker thread: the batch
+ * thread's cachestat() pre-pass settles every file. Five files of 64 KiB
+ * with maxprocs 4: 0 threads, 0 readahead calls, 5 * 65536 bytes found.
+ */
+START_TEST(test_residency_cached_batch_starts_no_thread)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	const guint64 size = 64 * 1024;
+	ReadaheadStats stats;
+
+	for (guint i = 0; i < 5; i++) {
+		g_autofree char *name = g_strdup_printf("warm%u", i);
+		g_autofree char *path = in_dir(name);
+
+		write_sized(path, size);
+		cache_all(path, size);
+		readahead_requests_add(reqs, path, 0, size);
+	}
+	stats = readahead_run(reqs, OPTS_CHECK(SORT_PATH, 4));
+	ck_assert_uint_eq(stats.files, 5);
+	ck_assert_uint_eq(stats.syscalls, 0);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.resident_bytes, 5 * size);
+	ck_assert_uint_eq(stats.resident_ranges, 5);
+	/* With cachestat the pre-pass decides; without it mincore runs in workers. */
+	if (stats.probes == 5)
+		ck_assert_uint_eq(stats.threads, 0);
+}
+END_TEST
+
+START_TEST(test_residency_evicted_is_read_whole)
+{
+	g_autofree char *f = in_dir("evicted");
+	const guint64 size = 2 * MIB;
+	ReadaheadStats stats;
+
+	if (!on_disk)
+		return;
+	write_sized(f, size);
+	for (int use_cachestat = 1; use_cachestat >= 0; use_cachestat--) {
+		readahead_use_cachestat(use_cachestat);
+		drop_cache(f);
+		ck_assert_uint_eq(resident_pages(f, 0, size), 0);
+		/* Nothing cached: one probe (cachestat "none", or one mincore window), all requested. */
+		stats = readahead_run_one_checked(f, 0, size);
+		ck_assert_uint_eq(stats.bytes, size);
+		ck_assert_uint_eq(stats.resident_bytes, 0);
+		ck_assert_uint_eq(stats.resident_ranges, 0);
+		ck_assert_uint_eq(stats.probes, 1);
+		ck_assert_uint_eq(wait_resident(f, 0, size), 512);
+	}
+}
+END_TEST
+
+START_TEST(test_residency_off_requests_everything)
+{
+	g_autofree char *f = in_dir("cached");
+	const guint64 size = MIB;
+	ReadaheadStats stats;
+
+	write_sized(f, size);
+	cache_all(f, size);
+	stats = run_one(f, 0, size, 0);
+	ck_assert_uint_eq(stats.bytes, size);
+	ck_assert_uint_ge(stats.syscalls, 1);
+	ck_assert_uint_eq(stats.resident_bytes, 0);
+	ck_assert_uint_eq(stats.resident_ranges, 0);
+	ck_assert_uint_eq(stats.probes, 0);
+}
+END_TEST
+
+START_TEST(test_residency_half_read)
+{
+	g_autofree char *f = in_dir("half");
+	/* 4 MiB = 1024 pages of 4 KiB; the first 512 are read back after eviction. */
+	const guint64 size = 4 * MIB;
+	const guint64 first_half[] = { 0, 512, 0, 0 };
+	const gboolean cachestat = have_cachestat();
+	ReadaheadStats stats;
+
+	if (!on_disk || page_size != 4096)
+		return;
+	write_sized(f, size);
+	for (int use_cachestat = 1; use_cachestat >= 0; use_cachestat--) {
+		readahead_use_cachestat(use_cachestat);
+		cache_pages(f, first_half);
+		ck_assert_uint_eq(resident_pages(f, 2 * MIB, 2 * MIB), 0);
+
+		stats = readahead_run_one_checked(f, 0, size);
+		/* Missing: pages 512..1023 = 512 * 4096 = 2097152 bytes; the rest was cached. */
+		ck_assert_uint_eq(stats.bytes, 2097152);
+		ck_assert_uint_eq(stats.resident_bytes, 2097152);
+		ck_assert_uint_eq(stats.resident_ranges, 0);
+		ck_assert_uint_eq(stats.failed, 0);
+		ck_assert_uint_ge(stats.syscalls, 1);
+		/* cachestat says "part", then one mincore window; without it, mincore alone. */
+		ck_assert_uint_eq(stats.probes, use_cachestat && cachestat ? 2 : 1);
+		ck_assert_uint_eq(wait_resident(f, 0, size), 1024);
+	}
+}
+END_TEST
+
+START_TEST(test_residency_runs_and_gaps)
+{
+	g_autofree char *f = in_dir("gaps");
+	/*
+	 * 1024 pages. Cached: [0,100) [110,120) [125,141) [145,1000).
+	 * Missing:            [100,110) [120,125) [141,145) [1000,1024).
+	 * The 10 cached pages [110,120) are under the 16-page gap: merged,
+	 * [100,125) = 25 pages. The 16 cached pages [125,141) are not:
+	 * [141,145) = 4 pages stays apart, and so does [1000,1024) = 24.
+	 * Requested 25 + 4 + 24 = 53 pages = 217088 bytes, in 3 calls (each
+	 * run is under 128 KiB, the smallest chunk of a device with
+	 * readahead); cached and not requested 1024 - 53 = 971 pages =
+	 * 3977216 bytes.
+	 */
+	const guint64 cached[] = { 0, 100, 110, 10, 125, 16, 145, 855, 0, 0 };
+	const gboolean cachestat = have_cachestat();
+	ReadaheadStats stats;
+
+	if (!on_disk || page_size != 4096)
+		return;
+	write_sized(f, 4 * MIB);
+	for (int use_cachestat = 1; use_cachestat >= 0; use_cachestat--) {
+		readahead_use_cachestat(use_cachestat);
+		cache_pages(f, cached);
+		ck_assert_uint_eq(resident_pages(f, 0, 4 * MIB), 100 + 10 + 16 + 855);
+
+		stats = readahead_run_one_checked(f, 0, 4 * MIB);
+		ck_assert_uint_eq(stats.bytes, 217088);
+		ck_assert_uint_eq(stats.resident_bytes, 3977216);
+		ck_assert_uint_eq(stats.syscalls, 3);
+		ck_assert_uint_eq(stats.probes, use_cachestat && cachestat ? 2 : 1);
+		/* Everything is cached now; the next batch asks for nothing. */
+		ck_assert_uint_eq(wait_resident(f, 0, 4 * MIB), 1024);
+		stats = readahead_run_one_checked(f, 0, 4 * MIB);
+		ck_assert_uint_eq(stats.bytes, 0);
+		ck_assert_uint_eq(stats.syscalls, 0);
+		ck_assert_uint_eq(stats.resident_ranges, 1);
+	}
+}
+END_TEST
+
+START_TEST(test_residency_unaligned_range)
+{
+	g_autofree char *f = in_dir("unaligned");
+	/*
+	 * 4 pages; only page 1 ([4096, 8192)) cached. The range [1000,
+	 * 15000) touches pages 0..3; the missing pages 0, 2 and 3 are one
+	 * run across the 1-page gap, clipped to the range: 14000 bytes, and
+	 * nothing counts as skipped (the cached page lies inside the run).
+	 */
+	const guint64 page1[] = { 1, 1, 0, 0 };
+	ReadaheadStats stats;
+
+	if (!on_disk || page_size != 4096)
+		return;
+	write_sized(f, 16384);
+	cache_pages(f, page1);
+	stats = readahead_run_one_checked(f, 1000, 14000);
+	ck_assert_uint_eq(stats.bytes, 14000);
+	ck_assert_uint_eq(stats.resident_bytes, 0);
+	ck_assert_uint_eq(stats.syscalls, 1);
+
+	/*
+	 * Within the cached page: [5000, 6000) is resident, skipped whole,
+	 * and counts its own 1000 bytes, not the page's 4096.
+	 */
+	stats = readahead_run_one_checked(f, 5000, 1000);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.resident_bytes, 1000);
+	ck_assert_uint_eq(stats.resident_ranges, 1);
+}
+END_TEST
+
+START_TEST(test_residency_windows)
+{
+	g_autofree char *f = in_dir("windows");
+	/*
+	 * 24 MiB = 6144 pages, the first 4000 cached. mincore looks at
+	 * 4096 pages per call: windows [0,4096) and [4096,6144), two calls.
+	 * The missing pages [4000,6144) span the window edge and are one
+	 * run of 2144 pages = 8781824 bytes; 4000 pages = 16384000 bytes
+	 * were cached.
+	 */
+	const guint64 head[] = { 0, 4000, 0, 0 };
+	ReadaheadStats stats;
+
+	if (!on_disk || page_size != 4096)
+		return;
+	write_sized(f, 24 * MIB);
+	readahead_use_cachestat(FALSE);
+	cache_pages(f, head);
+	stats = readahead_run_one_checked(f, 0, 24 * MIB);
+	ck_assert_uint_eq(stats.bytes, 8781824);
+	ck_assert_uint_eq(stats.resident_bytes, 16384000);
+	ck_assert_uint_eq(stats.probes, 2);
+	ck_assert_uint_eq(wait_resident(f, 0, 24 * MIB), 6144);
+}
+END_TEST
+
+/* Drops capabilities from the effective set of this (forked) test process. */
+static void
+drop_effective_caps(const int *caps, guint n)
+{
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	ck_assert_int_eq(syscall(SYS_capget, &header, data), 0);
+	for (guint i = 0; i < n; i++)
+		data[CAP_TO_INDEX(caps[i])].effective &= ~CAP_TO_MASK(caps[i]);
+	ck_assert_int_eq(syscall(SYS_capset, &header, data), 0);
+}
+
+START_TEST(test_residency_untrusted_mincore)
+{
+	g_autofree char *f = in_dir("theirs");
+	const guint64 first_half[] = { 0, 256, 0, 0 };
+	const int caps[] = { CAP_FOWNER, CAP_DAC_OVERRIDE };
+	ReadaheadStats stats;
+
+	/*
+	 * A file of another user, which this process may not write, and
+	 * without CAP_FOWNER: the kernel's mincore() then claims every page
+	 * is cached. Trusting it would never read the file again. The
+	 * shipped systemd unit runs preload just so (root, no CAP_FOWNER).
+	 */
+	if (!on_disk || !tu_is_root() || page_size != 4096)
+		return;
+	write_sized(f, 2 * MIB);
+	ck_assert_int_eq(chown(f, 65534, 65534), 0);
+	ck_assert_int_eq(chmod(f, 0644), 0);
+	cache_pages(f, first_half);
+	drop_effective_caps(caps, G_N_ELEMENTS(caps));
+	readahead_use_cachestat(FALSE);
+
+	/* The lie, seen by the test's own mincore: 512 pages "cached", 256 really are. */
+	ck_assert_uint_eq(resident_pages(f, 0, 2 * MIB), 512);
+
+	/* Not trusted: the whole 2 MiB is requested, nothing counted as cached. */
+	stats = readahead_run_one_checked(f, 0, 2 * MIB);
+	ck_assert_uint_eq(stats.files, 1);
+	ck_assert_uint_eq(stats.bytes, 2 * MIB);
+	ck_assert_uint_eq(stats.resident_bytes, 0);
+	ck_assert_uint_eq(stats.probes, 0);
+}
+END_TEST
+
+/*
+ * A seccomp filter like the one systemd builds from an allow-list that
+ * lacks both calls: cachestat() answers ENOSYS (unknown to the filter),
+ * mincore() EPERM (SystemCallErrorNumber=EPERM). Everything else runs.
+ */
+static void
+filter_residency_calls(void)
+{
+#if defined(__x86_64__)
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 451, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mincore, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { G_N_ELEMENTS(code), code };
+
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0);
+#endif
+}
+
+START_TEST(test_residency_filtered_calls)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	g_autofree char *f = in_dir("filtered");
+	const guint64 first_half[] = { 0, 256, 0, 0 };
+	ReadaheadStats stats;
+
+#if !defined(__x86_64__)
+	return;
+#endif
+	if (!on_disk || page_size != 4096)
+		return;
+	write_sized(f, 2 * MIB);
+	cache_pages(f, first_half);
+	infos_seen = 0;
+	g_log_set_handler("preload", G_LOG_LEVEL_INFO, count_messages, NULL);
+	filter_residency_calls();
+
+	/* Three ranges of the file: neither call answers, each is read whole. */
+	readahead_requests_add(reqs, f, 0, 4096);
+	readahead_requests_add(reqs, f, 8192, 4096);
+	readahead_requests_add(reqs, f, MIB, MIB);
+	stats = readahead_run(reqs, OPTS_CHECK(SORT_PATH, 0));
+	ck_assert_uint_eq(stats.requests, 3);
+	ck_assert_uint_eq(stats.bytes, 4096 + 4096 + MIB);
+	ck_assert_uint_eq(stats.resident_bytes, 0);
+	ck_assert_uint_eq(stats.probes, 0);
+	ck_assert_uint_eq(stats.failed, 0);
+	/* One info line about mincore, not one per range. */
+	ck_assert_uint_eq(infos_seen, 1);
+}
+END_TEST
+
+START_TEST(test_residency_with_hostile_files)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	g_autofree char *fifo = in_dir("fifo");
+	g_autofree char *gone = in_dir("gone");
+	g_autofree char *empty = in_dir("empty");
+	ReadaheadStats stats;
+
+	/* The check changes nothing about what is opened, nor about empty files. */
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	write_sized(empty, 0);
+	readahead_requests_add(reqs, fifo, 0, MIB);
+	readahead_requests_add(reqs, gone, 0, MIB);
+	readahead_requests_add(reqs, empty, 0, MIB);
+	stats = readahead_run(reqs, OPTS_CHECK(SORT_PATH, 0));
+	ck_assert_uint_eq(stats.requests, 3);
+	ck_assert_uint_eq(stats.skipped, 3);   /* the FIFO, the missing file, offset 0 past the end */
+	ck_assert_uint_eq(stats.files, 1);
+	ck_assert_uint_eq(stats.probes, 0);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.syscalls, 0);
+}
+END_TEST
+
+/* ---- I/O class ---- */
+
+static int
+io_class_of_self(void)
+{
+	long prio = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0);
+
+	ck_assert_int_ge(prio, 0);
+	return (int)(prio >> 13);
+}
+
+static GArray *
+small_files(guint n)
+{
+	GArray *reqs = readahead_requests_new();
+
+	for (guint i = 0; i < n; i++) {
+		g_autofree char *name = g_strdup_printf("io%02u", i);
+		g_autofree char *path = in_dir(name);
+
+		write_sized(path, 4096);
+		readahead_requests_add(reqs, path, 0, 4096);
+	}
+	return reqs;
+}
+
+START_TEST(test_idle_class_reaches_workers)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GArray) reqs = small_files(24);
+	DoneRecordLite rec = { 0 };
+
+	/* Each test runs in its own process: the class does not leak out. */
+	ck_assert_msg(readahead_set_idle_class(&error), "%s", error ? error->message : "");
+	ck_assert_int_eq(io_class_of_self(), 3);
+
+	/* The worker threads, created after the call, inherit the class. */
+	rec.stats = readahead_run(reqs, OPTS(SORT_PATH, 4));
+	ck_assert_uint_eq(rec.stats.files, 24);
+	ck_assert_uint_ge(rec.stats.threads, 1);
+	ck_assert_uint_le(rec.stats.threads, 4);
+	ck_assert_uint_eq(rec.stats.threads_not_idle, 0);
+
+	/* And so does the background batch thread with its own workers. */
+	ck_assert(readahead_start(small_files(8), OPTS(SORT_NONE, 2), on_done_lite, &rec));
+	readahead_wait();
+	ck_assert_uint_eq(rec.stats.files, 8);
+	ck_assert_uint_ge(rec.stats.threads, 1);
+	ck_assert_uint_eq(rec.stats.threads_not_idle, 0);
+}
+END_TEST
+
+START_TEST(test_not_idle_is_reported)
+{
+	g_autoptr(GArray) reqs = small_files(24);
+	ReadaheadStats stats;
+
+	/* Best effort, level 4, in case the test itself runs under ionice -c3. */
+	ck_assert_int_eq(syscall(SYS_ioprio_set, 1, 0, (2 << 13) | 4), 0);
+	ck_assert_int_eq(io_class_of_self(), 2);
+	stats = readahead_run(reqs, OPTS(SORT_PATH, 4));
+	ck_assert_uint_ge(stats.threads, 1);
+	ck_assert_uint_eq(stats.threads_not_idle, stats.threads);
+
+	/* In the calling thread (maxprocs 0) too: one thread, not idle. */
+	g_array_unref(g_steal_pointer(&reqs));
+	reqs = small_files(3);
+	stats = readahead_run(reqs, OPTS(SORT_PATH, 0));
+	ck_assert_uint_eq(stats.threads, 1);
+	ck_assert_uint_eq(stats.threads_not_idle, 1);
+}
+END_TEST
+
 /* ---- background batches ---- */
 
 typedef struct {
@@ -802,7 +1340,7 @@ on_done(const ReadaheadStats *stats, gpointer user_data)
 	rec->thread = g_thread_self();
 	if (rec->restart) {
 		rec->restart = FALSE;
-		rec->restart_result = readahead_start(readahead_requests_new(), SORT_NONE, 0,
+		rec->restart_result = readahead_start(readahead_requests_new(), OPTS(SORT_NONE, 0),
 						      NULL, NULL);
 	}
 	if (rec->loop)
@@ -836,7 +1374,7 @@ START_TEST(test_start_sync)
 	DoneRecord rec = { .restart = TRUE };
 	GArray *reqs = make_files("sync", 3, 5000);
 
-	ck_assert(readahead_start(reqs, SORT_PATH, 0, on_done, &rec));
+	ck_assert(readahead_start(reqs, OPTS(SORT_PATH, 0), on_done, &rec));
 	/* done ran before the return, in this thread, with busy already cleared. */
 	ck_assert_uint_eq(rec.calls, 1);
 	ck_assert_ptr_eq(rec.thread, g_thread_self());
@@ -857,13 +1395,13 @@ START_TEST(test_start_background)
 	guint timeout;
 
 	rec.loop = g_main_loop_new(NULL, FALSE);
-	ck_assert(readahead_start(reqs, SORT_BLOCK, 4, on_done, &rec));
+	ck_assert(readahead_start(reqs, OPTS(SORT_BLOCK, 4), on_done, &rec));
 	/* Busy until done has been delivered by the main loop, however fast the disk. */
 	ck_assert(readahead_busy());
 	ck_assert_uint_eq(rec.calls, 0);
 	/* A second batch is refused (and its requests freed). */
-	ck_assert(!readahead_start(make_files("refused", 2, 100), SORT_NONE, 4, on_done, &second));
-	ck_assert(!readahead_start(readahead_requests_new(), SORT_NONE, 0, on_done, &second));
+	ck_assert(!readahead_start(make_files("refused", 2, 100), OPTS(SORT_NONE, 4), on_done, &second));
+	ck_assert(!readahead_start(readahead_requests_new(), OPTS(SORT_NONE, 0), on_done, &second));
 	ck_assert_uint_eq(second.calls, 0);
 
 	timeout = g_timeout_add_seconds(20, on_timeout, rec.loop);
@@ -892,7 +1430,7 @@ START_TEST(test_wait_delivers_done)
 	DoneRecord rec = { 0 };
 	guint timeout;
 
-	ck_assert(readahead_start(make_files("first", 20, 4096), SORT_INODE, 2, on_done, &rec));
+	ck_assert(readahead_start(make_files("first", 20, 4096), OPTS(SORT_INODE, 2), on_done, &rec));
 	readahead_wait();
 	ck_assert_uint_eq(rec.calls, 1);
 	ck_assert_ptr_eq(rec.thread, g_thread_self());
@@ -906,7 +1444,7 @@ START_TEST(test_wait_delivers_done)
 	 * loop delivers once.
 	 */
 	rec.loop = g_main_loop_new(NULL, FALSE);
-	ck_assert(readahead_start(make_files("second", 1, 4096), SORT_NONE, 2, on_done, &rec));
+	ck_assert(readahead_start(make_files("second", 1, 4096), OPTS(SORT_NONE, 2), on_done, &rec));
 	ck_assert(readahead_busy());
 	timeout = g_timeout_add_seconds(20, on_timeout, rec.loop);
 	g_main_loop_run(rec.loop);
@@ -962,6 +1500,38 @@ readahead_suite(void)
 	tcase_add_test(tc, test_run_failures_are_counted_and_capped);
 	tcase_add_test(tc, test_run_parallel_mixed);
 	tcase_add_test(tc, test_run_tmpfs_falls_back);
+	suite_add_tcase(s, tc);
+
+	/*
+	 * Tagged "kernel": these measure the page cache, cachestat(2) and the
+	 * threads' I/O class, which valgrind emulates differently (it knows
+	 * no cachestat), and they expect a fresh process per test (CK_FORK)
+	 * for the worker threads. The valgrind run in CI excludes the tag;
+	 * every other run, ASan included, has them.
+	 */
+	tc = tcase_create("residency");
+	tcase_set_tags(tc, "kernel");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_residency_cached_range_is_skipped);
+	tcase_add_test(tc, test_residency_cached_batch_starts_no_thread);
+	tcase_add_test(tc, test_residency_evicted_is_read_whole);
+	tcase_add_test(tc, test_residency_off_requests_everything);
+	tcase_add_test(tc, test_residency_half_read);
+	tcase_add_test(tc, test_residency_runs_and_gaps);
+	tcase_add_test(tc, test_residency_unaligned_range);
+	tcase_add_test(tc, test_residency_windows);
+	tcase_add_test(tc, test_residency_untrusted_mincore);
+	tcase_add_test(tc, test_residency_filtered_calls);
+	tcase_add_test(tc, test_residency_with_hostile_files);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("io-class");
+	tcase_set_tags(tc, "kernel");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_idle_class_reaches_workers);
+	tcase_add_test(tc, test_not_idle_is_reported);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("batch");

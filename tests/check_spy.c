@@ -9,7 +9,9 @@
 
 #include "testutil.h"
 #include "proc.h"
+#include "prophet.h"
 #include "spy.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -471,6 +473,52 @@ START_TEST(test_pid_reused_or_zombie)
 }
 END_TEST
 
+static gboolean
+accept_all(const char *path, gpointer user_data)
+{
+	(*(guint *)user_data)++;
+	return TRUE;
+}
+
+/*
+ * A replaced file check decides alone: maps of files that do not exist
+ * here are learned, and each distinct path is asked once per update.
+ */
+START_TEST(test_file_check_hook)
+{
+	g_autofree char *exe_c = at("bin/c");
+	g_autoptr(GString) maps = g_string_new(NULL);
+	guint asked = 0;
+	Exe *c;
+
+	add_line(maps, 0x1000, 0x5000, 0, "files/absent.so");     /* 16384 */
+	add_line(maps, 0x5000, 0x7000, 0x4000, "files/absent.so"); /* 8192, same path */
+	add_process(300, exe_c, maps->str);
+	spy_set_file_check(spy, accept_all, &asked);
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	c = lookup("bin/c");
+	ck_assert_ptr_nonnull(c);
+	/* absent.so twice (24576 bytes) plus the exe's own line, 4096. */
+	ck_assert_uint_eq(c->exemaps->len, 3);
+	ck_assert_uint_eq(c->size, 24576 + 4096);
+	/* Two distinct paths: files/absent.so and bin/c. */
+	ck_assert_uint_eq(asked, 2);
+
+	/* NULL restores the lstat check: nothing d maps exists here. */
+	spy_set_file_check(spy, NULL, NULL);
+	{
+		g_autofree char *exe_d = at("bin/d");
+
+		add_process(301, exe_d, maps->str);
+		scan(20);
+		spy_update_model(spy, model, conf, 30);
+		ck_assert_ptr_null(lookup("bin/d"));
+		ck_assert(is_bad("bin/d", NULL));
+	}
+}
+END_TEST
+
 /* ---- chains, from scripted scans ------------------------------------------ */
 
 /*
@@ -831,6 +879,262 @@ START_TEST(test_exeprefix_change)
 }
 END_TEST
 
+
+/* ---- starts and read sets from the watcher --------------------------------- */
+
+/* Appends ROOT/rel [offset, offset + length) to a WatchRange array. */
+static void
+add_range(GArray *ranges, const char *rel, guint64 offset, guint64 length)
+{
+	WatchRange r;
+
+	r.path = rel[0] == '/' ? g_strdup(rel) : at(rel);
+	r.offset = offset;
+	r.length = length;
+	g_array_append_val(ranges, r);
+}
+
+static guint
+count_origin(const Exe *exe, ExeMapOrigin origin)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < exe->exemaps->len; i++)
+		n += g_array_index(exe->exemaps, ExeMap, i).origin == origin;
+	return n;
+}
+
+/*
+ * A compiler that lives a fraction of a second, started by a build tool
+ * that the scans see: it is admitted from its start-up reads, counts as
+ * running at the scan after each start, and is then predicted while the
+ * build tool runs alone.
+ */
+START_TEST(test_exec_short_lived)
+{
+	static const char *const only_make[] = { "make", NULL };
+	g_autoptr(GArray) ranges = watch_ranges_new();
+	g_autofree char *cc_path = at("bin/cc");
+	g_autofree char *ghost_path = at("bin/ghost");
+	g_autofree char *skip_path = at("bin/skip/x");
+	const SpyStats *stats = spy_get_stats(spy);
+	guint reads = 0;
+	Exe *make, *cc;
+	Markov *m;
+
+	make_file("files/make.so", 0x10000);
+	make_file("files/cc.so", 0x4000);
+	make_file("files/hdr.h", 0x3000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+
+	scripted_scan(0, only_make);
+	spy_update_model(spy, model, conf, 10);
+	make = lookup("bin/make");
+	ck_assert_ptr_nonnull(make);
+
+	/* cc runs between the scans and is gone before the next one. */
+	spy_saw_exec(spy, model, conf, cc_path);
+	spy_saw_exec(spy, model, conf, ghost_path);   /* never admitted */
+	spy_saw_exec(spy, model, conf, skip_path);    /* exeprefix rejects it */
+	add_range(ranges, "files/cc.so", 0, 0x4000);
+	add_range(ranges, "files/hdr.h", 0, 0x3000);
+	add_range(ranges, "/etc/passwd", 0, 0x1000);            /* mapprefix rejects */
+	add_range(ranges, "files/private/key", 0, 0x1000);      /* mapprefix rejects */
+	add_range(ranges, "files/missing", 0, 0x1000);          /* not a file */
+	spy_learned_files(spy, model, conf, cc_path, ranges, 12);
+	spy_learned_files(spy, model, conf, skip_path, ranges, 12);
+	ck_assert_ptr_null(model_lookup_exe(model, skip_path));
+
+	/* 0x4000 + 0x3000 = 28672 >= minsize 10000: admitted, not running yet. */
+	cc = lookup("bin/cc");
+	ck_assert_ptr_nonnull(cc);
+	ck_assert_uint_eq(cc->exemaps->len, 2);
+	ck_assert_uint_eq(count_origin(cc, EXEMAP_READ), 2);
+	ck_assert_uint_eq(cc->size, 28672);
+	ck_assert(!exe_is_running(model, cc));
+	ck_assert_uint_eq(stats->learned_admitted, 1);
+	ck_assert_uint_eq(model->n_chains, 1);
+	m = g_ptr_array_index(cc->chains, 0);
+	ck_assert_ptr_eq(m->a, make);
+	ck_assert_int_eq(m->state, MARKOV_A);
+
+	/* 20: only make is alive, but cc started since the last scan: it ran. */
+	scripted_scan(20, only_make);
+	ck_assert(exe_is_running(model, cc));
+	ck_assert(in_running(cc));
+	ck_assert_uint_eq(stats->changed, 1);
+	ck_assert_ptr_null(lookup("bin/ghost"));
+	/* Chain: 1 -> 3 at 20 after 20 s. Accounting 10..30: cc 20 s, both 20 s. */
+	spy_update_model(spy, model, conf, 30);
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_double_eq(m->weight[MARKOV_A][MARKOV_A], 1);
+	ck_assert_double_eq(m->weight[MARKOV_A][MARKOV_BOTH], 1);
+	ck_assert_double_eq(m->time_to_leave[MARKOV_A], 20);
+	ck_assert_double_eq(cc->time, 20.0);
+	ck_assert_double_eq(m->time, 20.0);
+
+	/* 40: no start since: cc stopped. 3 -> 1 after 20 s. */
+	scripted_scan(40, only_make);
+	ck_assert(!exe_is_running(model, cc));
+	spy_update_model(spy, model, conf, 50);
+	ck_assert_int_eq(m->state, MARKOV_A);
+	ck_assert_double_eq(m->weight[MARKOV_BOTH][MARKOV_A], 1);
+
+	/*
+	 * make runs alone: cc is predicted. Without correlation, cycle 20,
+	 * tau[1] = 20: p = (1 - e^-1.5) * (W[1][2] + W[1][3]) / (W[1][1] + 0.01)
+	 * = 0.776870 * 1 / 1.01 = 0.769178, lnprob = ln(1 - p) = -1.466109.
+	 */
+	cc->lnprob = 0;
+	prophet_bid(model, m, 20, FALSE);
+	ck_assert_double_eq_tol(cc->lnprob, -1.4661086849972402, 1e-9);
+
+	/* The ghost waited two scans for admission; admitted now, it has not run since. */
+	add_range(ranges, "files/cc.so", 0, 0x4000);
+	spy_learned_files(spy, model, conf, ghost_path, ranges, 52);
+	ck_assert_ptr_nonnull(lookup("bin/ghost"));
+	scripted_scan(60, only_make);
+	ck_assert(!exe_is_running(model, lookup("bin/ghost")));
+	spy_update_model(spy, model, conf, 70);
+	ck_assert_uint_eq(reads, 1);
+}
+END_TEST
+
+START_TEST(test_exec_learned_too_small_or_off)
+{
+	g_autoptr(GArray) ranges = watch_ranges_new();
+	g_autofree char *tiny = at("bin/tiny");
+	g_autofree char *off = at("bin/off");
+	BadExe *bad;
+
+	make_file("files/tiny.so", 0x1000);
+	add_range(ranges, "files/tiny.so", 0, 0x1000);
+
+	/* 4096 < minsize 10000: remembered as too small, with its size. */
+	spy_saw_exec(spy, model, conf, tiny);
+	spy_learned_files(spy, model, conf, tiny, ranges, 5);
+	ck_assert_ptr_null(lookup("bin/tiny"));
+	ck_assert(is_bad("bin/tiny", &bad));
+	ck_assert_uint_eq(bad->size, 4096);
+	ck_assert_int_eq(bad->time, 5);
+	/* A bad exe's later starts are not recorded. */
+	scripted_scan(10, (const char *const[]){ NULL });
+	ck_assert_uint_eq(model->running->len, 0);
+
+	/* learnexec off: an unknown program is not admitted from its reads. */
+	conf->learnexec = FALSE;
+	conf->minsize = 0;
+	spy_learned_files(spy, model, conf, off, ranges, 6);
+	ck_assert_ptr_null(lookup("bin/off"));
+	ck_assert(!is_bad("bin/off", NULL));
+}
+END_TEST
+
+/*
+ * Read sets of a known exe: only what its maps do not cover is added, at
+ * most maxreadfiles files and maxreadkb KB over all its starts.
+ */
+START_TEST(test_learned_files_known)
+{
+	static const char *const only_a[] = { "a", NULL };
+	g_autoptr(GArray) ranges = watch_ranges_new();
+	g_autofree char *a_path = at("bin/a");
+	g_autofree char *a_so = at("files/a.so");
+	g_autofree char *data = at("files/data");
+	guint reads = 0;
+	Exe *a;
+	Map *map;
+
+	make_file("files/a.so", 0x18000);
+	make_file("files/data", 0x8000);
+	make_file("files/b", 0x1000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+	ck_assert_uint_eq(a->exemaps->len, 1);   /* a.so [0, 0x10000), mapped */
+
+	conf->maxreadfiles = 2;
+	conf->maxreadkb = 64;   /* 65536 bytes */
+	add_range(ranges, "files/a.so", 0x8000, 0x10000);   /* overlaps the map */
+	add_range(ranges, "files/data", 0, 0x2000);
+	add_range(ranges, "files/data", 0x4000, 0x1000);
+	add_range(ranges, "files/b", 0, 0x1000);            /* a third file: over the cap */
+	spy_learned_files(spy, model, conf, a_path, ranges, 15);
+
+	/* a.so [0x10000, 0x18000) = 32768, data 8192 + 4096: 45056 bytes read. */
+	ck_assert_uint_eq(a->exemaps->len, 4);
+	ck_assert_uint_eq(count_origin(a, EXEMAP_READ), 3);
+	ck_assert_uint_eq(a->size, 0x10000 + 45056);
+	map = model_lookup_map(model, a_so, 0x10000, 0x8000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_int_eq(map->update_time, 15);
+	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x4000, 0x1000));
+	ck_assert(model->dirty);
+
+	/* The same set again adds nothing; a wider range adds only its new part. */
+	spy_learned_files(spy, model, conf, a_path, ranges, 20);
+	ck_assert_uint_eq(a->exemaps->len, 4);
+	g_array_set_size(ranges, 0);
+	add_range(ranges, "files/data", 0x1000, 0x2000);    /* new: [0x2000, 0x3000) */
+	spy_learned_files(spy, model, conf, a_path, ranges, 20);
+	ck_assert_uint_eq(a->exemaps->len, 5);
+	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x2000, 0x1000));
+
+	/* Read bytes are now 49152 = 48 KB: with maxreadkb 48 nothing more fits. */
+	conf->maxreadkb = 48;
+	g_array_set_size(ranges, 0);
+	add_range(ranges, "files/data", 0x6000, 0x1000);
+	spy_learned_files(spy, model, conf, a_path, ranges, 25);
+	ck_assert_uint_eq(a->exemaps->len, 5);
+	/* With 52 KB, 4096 bytes more fit, and a longer range is cut there. */
+	conf->maxreadkb = 52;
+	g_array_set_size(ranges, 0);
+	add_range(ranges, "files/data", 0x6000, 0x2000);
+	spy_learned_files(spy, model, conf, a_path, ranges, 25);
+	ck_assert_uint_eq(a->exemaps->len, 6);
+	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x6000, 0x1000));
+}
+END_TEST
+
+/* Without exec events, the update counts starts the scan found, against the last prefetch. */
+START_TEST(test_scan_counts_starts)
+{
+	static const char *const only_a[] = { "a", NULL };
+	static const char *const none[] = { NULL };
+	guint reads = 0;
+	Exe *a;
+
+	make_file("files/a.so", 0x10000);
+	spy_set_maps_source(spy, scripted_source, &reads);
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+	/* Admission is not a start of a known program. */
+	ck_assert_uint_eq(a->hits.starts, 0);
+
+	model->prefetch_seq = 3;
+	g_array_index(a->exemaps, ExeMap, 0).map->prefetch_seq = 3;
+	scripted_scan(20, none);
+	spy_update_model(spy, model, conf, 30);
+	scripted_scan(40, only_a);
+	spy_update_model(spy, model, conf, 50);
+	ck_assert_uint_eq(a->hits.starts, 1);
+	ck_assert_uint_eq(a->hits.checks, 1);
+	ck_assert_uint_eq(a->hits.bytes, 0x10000);
+	ck_assert_uint_eq(a->hits.prefetched, 0x10000);
+	ck_assert_uint_eq(a->hits.probed, 0);
+
+	/* Counted elsewhere (exec events): the scan leaves the figures alone. */
+	spy_set_count_starts(spy, FALSE);
+	scripted_scan(60, none);
+	spy_update_model(spy, model, conf, 70);
+	scripted_scan(80, only_a);
+	spy_update_model(spy, model, conf, 90);
+	ck_assert_uint_eq(a->hits.starts, 1);
+}
+END_TEST
+
 static Suite *
 spy_suite(void)
 {
@@ -841,6 +1145,7 @@ spy_suite(void)
 	tcase_add_test(tc, test_admission);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
+	tcase_add_test(tc, test_file_check_hook);
 	tcase_add_test(tc, test_bad_exe_expiry);
 	tcase_add_test(tc, test_gone_then_admitted);
 	tcase_add_test(tc, test_chain_weights);
@@ -851,6 +1156,10 @@ spy_suite(void)
 	tcase_add_test(tc, test_changed_exe_removed_meanwhile);
 	tcase_add_test(tc, test_scan_failure_keeps_model);
 	tcase_add_test(tc, test_exeprefix_change);
+	tcase_add_test(tc, test_exec_short_lived);
+	tcase_add_test(tc, test_exec_learned_too_small_or_off);
+	tcase_add_test(tc, test_learned_files_known);
+	tcase_add_test(tc, test_scan_counts_starts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -180,7 +180,8 @@ build_model(void)
 	b = add_exe(model, ODD_EXE, 7.0 / 3.0, -1);
 
 	exe_add_map(model, a, map_new("/usr/lib/libshared.so", 4096, 65536, 11), 1.0);
-	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 8192, 12), 0.25);
+	/* Learned from its start-up reads, not from its maps. */
+	exe_add_map_origin(model, a, map_new("/usr/lib/liba.so", 0, 8192, 12), 0.25, EXEMAP_READ);
 	exe_add_map(model, b, map_new("/usr/lib/libshared.so", 4096, 65536, 11), 1.0 / 3.0);
 	exe_add_map(model, b, map_new(ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096, -1), 1.0);
 
@@ -193,6 +194,14 @@ build_model(void)
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++)
 			m->weight[i][j] = (i * 4 + j) / 7.0;
+
+	/* Hits near the top of the counters' range must survive as integers. */
+	a->hits.starts = 5;
+	a->hits.checks = 3;
+	a->hits.bytes = G_MAXUINT64 - 1;
+	a->hits.prefetched = 100000;
+	a->hits.probed = 200000;
+	a->hits.resident = 150000;
 
 	add_bad_exe(model, "/usr/bin/tiny", 1234, 99);
 	add_bad_exe(model, "/usr/bin/sp ace", 0, 0);
@@ -224,6 +233,12 @@ assert_models_equal(const Model *want, const Model *got)
 		assert_same_double(g->time, w->time, "exe time");
 		ck_assert_int_eq(g->update_time, w->update_time);
 		ck_assert_uint_eq(g->size, w->size);
+		ck_assert_uint_eq(g->hits.starts, w->hits.starts);
+		ck_assert_uint_eq(g->hits.checks, w->hits.checks);
+		ck_assert_uint_eq(g->hits.bytes, w->hits.bytes);
+		ck_assert_uint_eq(g->hits.prefetched, w->hits.prefetched);
+		ck_assert_uint_eq(g->hits.probed, w->hits.probed);
+		ck_assert_uint_eq(g->hits.resident, w->hits.resident);
 		ck_assert_uint_eq(g->exemaps->len, w->exemaps->len);
 		for (guint i = 0; i < w->exemaps->len; i++) {
 			const ExeMap *wem = &g_array_index(w->exemaps, ExeMap, i);
@@ -232,6 +247,7 @@ assert_models_equal(const Model *want, const Model *got)
 
 			ck_assert_msg(gem != NULL, "map %s missing", wem->map->path);
 			assert_same_double(gem->prob, wem->prob, "prob");
+			ck_assert_int_eq(gem->origin, wem->origin);
 			ck_assert_int_eq(gem->map->update_time, wem->map->update_time);
 			ck_assert_int_eq(gem->map->refcount, wem->map->refcount);
 		}
@@ -292,15 +308,16 @@ START_TEST(test_round_trip)
 
 	/*
 	 * Lines: header, comment, 3 MAP, 2 EXE, 4 EXEMAP (alpha: 2, odd: 2),
-	 * 1 MARKOV, 2 BADEXE, END = 15; the END counts 3+2+4+1+2 = 12. No
-	 * raw tab or newline of the odd paths may leak into the text.
+	 * 1 MARKOV, 1 HITS (alpha's), 2 BADEXE, END = 16; the END counts
+	 * 3+2+4+1+1+2 = 13. No raw tab or newline of the odd paths may leak
+	 * into the text.
 	 */
 	bytes = read_bytes(path);
 	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t1\t1234567\n# "));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t1234567\n# "));
 	lines = g_strsplit(text, "\n", -1);
-	ck_assert_uint_eq(g_strv_length(lines), 16);  /* 15 lines and "" after the last */
-	ck_assert_str_eq(lines[15], "");
+	ck_assert_uint_eq(g_strv_length(lines), 17);  /* 16 lines and "" after the last */
+	ck_assert_str_eq(lines[16], "");
 	/*
 	 * Exes are written in path order, "/opt/my app..." before
 	 * "/usr/bin/alpha", and maps in order of first use by those exes:
@@ -312,15 +329,18 @@ START_TEST(test_round_trip)
 	/* 7/3 needs 17 digits to read back the same. */
 	ck_assert_str_eq(lines[5], "EXE\t0\t-1\t2.3333333333333335\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
 	ck_assert_str_eq(lines[6], "EXE\t1\t1000\t100.5\tfile:///usr/bin/alpha");
-	ck_assert_str_eq(lines[7], "EXEMAP\t0\t0\t0.33333333333333331");
+	ck_assert_str_eq(lines[7], "EXEMAP\t0\t0\t0.33333333333333331\t0");
+	ck_assert_str_eq(lines[9], "EXEMAP\t1\t0\t1\t0");
+	ck_assert_str_eq(lines[10], "EXEMAP\t1\t2\t0.25\t1");
 	ck_assert(g_str_has_prefix(lines[11], "MARKOV\t1\t0\t0.66666666666666663\t0.33333333333333331\t"));
-	ck_assert_str_eq(lines[12], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
-	ck_assert_str_eq(lines[13], "BADEXE\t99\t1234\tfile:///usr/bin/tiny");
-	for (guint i = 0; i < 15; i++) {
+	ck_assert_str_eq(lines[12], "HITS\t1\t5\t3\t18446744073709551614\t100000\t200000\t150000");
+	ck_assert_str_eq(lines[13], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
+	ck_assert_str_eq(lines[14], "BADEXE\t99\t1234\tfile:///usr/bin/tiny");
+	for (guint i = 0; i < 16; i++) {
 		static const char *const tags[] = {
 			"PRELOAD-STATE\t", "# ", "MAP\t", "MAP\t", "MAP\t", "EXE\t", "EXE\t",
-			"EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "MARKOV\t",
-			"BADEXE\t", "BADEXE\t", "END\t12\t",
+			"EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "EXEMAP\t", "MARKOV\t", "HITS\t",
+			"BADEXE\t", "BADEXE\t", "END\t13\t",
 		};
 
 		ck_assert_msg(g_str_has_prefix(lines[i], tags[i]), "line %u: %s", i + 1, lines[i]);
@@ -418,7 +438,7 @@ START_TEST(test_save_empty_model)
 	body = g_strndup(text, (gsize)(strstr(text, "END") - text));
 	expected = with_end(body, 0);
 	ck_assert_str_eq(text, expected);
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t1\t0\n#"));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t0\n#"));
 	ck_assert(strstr(text, "\nEND\t0\t") != NULL);
 
 	loaded = state_load(path, &error);
@@ -534,8 +554,14 @@ START_TEST(test_save_write_fails)
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		_exit(save_under_size_limit(path));
+	if (pid == 0) {
+		int rc = save_under_size_limit(path);
+
+		/* _exit() leaves these unreachable: valgrind would count them lost. */
+		g_clear_pointer(&before, g_bytes_unref);
+		g_clear_pointer(&path, g_free);
+		_exit(rc);
+	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
@@ -561,6 +587,53 @@ START_TEST(test_save_rename_fails)
 	ck_assert(model->dirty);
 	ck_assert(g_file_test(inside, G_FILE_TEST_IS_REGULAR));
 	assert_only_entry(tmpdir, "state");
+}
+END_TEST
+
+/*
+ * A save killed between creating its temporary file and the rename
+ * leaves "<path>.new" behind. The next save must remove it and write a
+ * fresh 0600 file, so crashes never leave more than one such file.
+ */
+START_TEST(test_save_replaces_leftover_temp)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *temp = tmp_path("state" STATE_TEMP_SUFFIX);
+	struct stat st;
+
+	tu_write_file(temp, "PRELOAD-STATE\t1\t5\nMAP\t0\t");
+	ck_assert_int_eq(chmod(temp, 0644), 0);
+	ck_assert(state_save(model, path, &error));
+	ck_assert(!g_file_test(temp, G_FILE_TEST_EXISTS));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	loaded = state_load(path, &error);
+	ck_assert_ptr_nonnull(loaded);
+	ck_assert_int_eq(loaded->time, model->time);
+	assert_only_entry(tmpdir, "state");
+}
+END_TEST
+
+/* A symlink at the temporary name is removed, never written through. */
+START_TEST(test_save_temp_symlink_not_followed)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *temp = tmp_path("state" STATE_TEMP_SUFFIX);
+	g_autofree char *victim = tmp_path("victim");
+	g_autofree char *contents = NULL;
+
+	tu_write_file(victim, "keep me");
+	ck_assert_int_eq(symlink(victim, temp), 0);
+	ck_assert(state_save(model, path, &error));
+	ck_assert(g_file_get_contents(victim, &contents, NULL, NULL));
+	ck_assert_str_eq(contents, "keep me");
+	ck_assert(!g_file_test(temp, G_FILE_TEST_EXISTS));
+	ck_assert(!g_file_test(path, G_FILE_TEST_IS_SYMLINK));
 }
 END_TEST
 
@@ -637,6 +710,38 @@ END_TEST
 #define L_BAD   "BADEXE\t50\t1000\tfile:///usr/bin/z\n"                /* 10 */
 #define BASE    L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1 L_MK L_BAD
 /* END is line 11 */
+/* Version 2 adds the map origin to EXEMAP, and HITS records. */
+#define L2_HDR  "PRELOAD-STATE\t2\t100\n"
+#define L2_EM0  "EXEMAP\t0\t0\t1\t0\n"
+#define L2_EM1  "EXEMAP\t1\t1\t0.5\t1\n"
+#define L2_HITS "HITS\t0\t4\t2\t100\t50\t80\t60\n"
+
+/* A version 2 file: y's map came from its start-up reads; x has hit figures. */
+START_TEST(test_load_valid_v2)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = with_end(L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L2_EM0 L2_EM1
+					 L_MK L2_HITS L_BAD, 0);
+	g_autoptr(Model) model = NULL;
+	Exe *x, *y;
+
+	tu_write_file(path, text);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	x = model_lookup_exe(model, "/usr/bin/x");
+	y = model_lookup_exe(model, "/usr/bin/y");
+	ck_assert_int_eq(g_array_index(x->exemaps, ExeMap, 0).origin, EXEMAP_MAPPED);
+	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 0).origin, EXEMAP_READ);
+	ck_assert_uint_eq(x->hits.starts, 4);
+	ck_assert_uint_eq(x->hits.checks, 2);
+	ck_assert_uint_eq(x->hits.bytes, 100);
+	ck_assert_uint_eq(x->hits.prefetched, 50);
+	ck_assert_uint_eq(x->hits.probed, 80);
+	ck_assert_uint_eq(x->hits.resident, 60);
+	ck_assert_uint_eq(y->hits.starts, 0);
+}
+END_TEST
 
 START_TEST(test_load_valid_text)
 {
@@ -673,6 +778,9 @@ START_TEST(test_load_valid_text)
 	ck_assert_uint_eq(y->size, 8192);
 	ck_assert(g_array_index(y->exemaps, ExeMap, 0).prob == 0.5);
 	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 0).map->update_time, 6);
+	/* Version 1 had only maps from /proc, and no hit figures. */
+	ck_assert_int_eq(g_array_index(y->exemaps, ExeMap, 0).origin, EXEMAP_MAPPED);
+	ck_assert_uint_eq(x->hits.starts, 0);
 
 	ck_assert_uint_eq(model->n_chains, 1);
 	m = chain_of(x, y);
@@ -688,6 +796,38 @@ START_TEST(test_load_valid_text)
 	ck_assert_ptr_nonnull(bad);
 	ck_assert_int_eq(bad->time, 50);
 	ck_assert_uint_eq(bad->size, 1000);
+}
+END_TEST
+
+/*
+ * state_load_stream() is the loader without the file: the bytes of a
+ * valid file load to the same model from memory, and errors carry the
+ * name the caller gave.
+ */
+START_TEST(test_load_stream)
+{
+	g_autofree char *text = with_end(L_HDR L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1 L_MK, 0);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Model) model = NULL;
+	char bad[] = "PRELOAD-STATE\t1\t5\nMAP\tx\n";
+	FILE *file = fmemopen(text, strlen(text), "r");
+
+	ck_assert_ptr_nonnull(file);
+	model = state_load_stream(file, "in memory", &error);
+	fclose(file);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert_int_eq(model->time, 100);
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 2);
+	ck_assert_uint_eq(model->n_chains, 1);
+	g_clear_pointer(&model, model_free);
+
+	file = fmemopen(bad, strlen(bad), "r");
+	ck_assert_ptr_nonnull(file);
+	model = state_load_stream(file, "in memory", &error);
+	fclose(file);
+	ck_assert_ptr_null(model);
+	ck_assert_int_eq(error->code, STATE_ERROR_CORRUPT);
+	ck_assert_msg(g_str_has_prefix(error->message, "in memory:2: "), "%s", error->message);
 }
 END_TEST
 
@@ -780,7 +920,7 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 5, "host name" },
 	{ "URI with %00", L_HDR L_NOTE L_MAP0 L_MAP1 "EXE\t0\t7\t30\tfile:///usr/bin/x%00y\n", TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 5, "bad file URI" },
-	{ "newer version", "PRELOAD-STATE\t2\t100\n" L_NOTE, TRUE, 0, NULL,
+	{ "newer version", "PRELOAD-STATE\t3\t100\n" L_NOTE, TRUE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
 	{ "newer version, other fields", "PRELOAD-STATE\t17\n", FALSE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
@@ -824,6 +964,32 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 12, "data after the END line" },
 	{ "bytes after END", BASE, TRUE, 0, "x",
 	  STATE_ERROR_CORRUPT, 12, "data after the END line" },
+	/* Version 2: EXEMAP has an origin, HITS exists; version 1 knows neither. */
+	{ "v2 EXEMAP without origin", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 7, "EXEMAP record has 4 fields, expected 5" },
+	{ "v2 EXEMAP origin 2", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 "EXEMAP\t0\t0\t1\t2\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 7, "bad map origin \"2\"" },
+	{ "HITS in a version 1 file", L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L2_HITS, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 7, "unknown record type \"HITS\"" },
+	{ "HITS of an unknown exe", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1
+	  "HITS\t5\t4\t2\t100\t50\t80\t60\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 7, "unknown exe index 5" },
+	{ "HITS twice", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L2_HITS L2_HITS, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 8, "duplicate hits of exe 0" },
+	{ "HITS checks above starts", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1
+	  "HITS\t0\t2\t3\t100\t50\t80\t60\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 7, "inconsistent" },
+	{ "HITS resident above probed", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1
+	  "HITS\t0\t4\t2\t100\t50\t80\t81\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 7, "inconsistent" },
+	{ "HITS probed above bytes", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1
+	  "HITS\t0\t4\t2\t100\t50\t101\t60\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 7, "inconsistent" },
+	{ "HITS without starts", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1
+	  "HITS\t0\t0\t0\t0\t0\t0\t0\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 7, "without starts" },
+	{ "HITS negative", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1
+	  "HITS\t0\t-4\t2\t100\t50\t80\t60\n", TRUE, 0, NULL, STATE_ERROR_CORRUPT, 7, "bad start count" },
+	{ "HITS after BADEXE", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_BAD L2_HITS, TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 8, "HITS record after BADEXE records" },
+	{ "HITS short", L2_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 "HITS\t0\t4\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 7, "HITS record has 4 fields, expected 8" },
 	{ "END in a 0.6.4 file", "PRELOAD\t0.6.4\t5\nEND\t0\t00\n", FALSE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 2, "unknown record type \"END\"" },
 	{ "current MAP in a 0.6.4 file", "PRELOAD\t0.6.4\t5\n" L_MAP0, FALSE, 0, NULL,
@@ -1101,6 +1267,8 @@ state_suite(void)
 	tcase_add_test(tc, test_save_file_mode_and_no_leftovers);
 	tcase_add_test(tc, test_save_creates_directory);
 	tcase_add_test(tc, test_save_empty_model);
+	tcase_add_test(tc, test_save_replaces_leftover_temp);
+	tcase_add_test(tc, test_save_temp_symlink_not_followed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("save failures");
@@ -1120,6 +1288,8 @@ state_suite(void)
 	tcase_add_test(tc, test_load_fifo);
 	tcase_add_test(tc, test_load_directory);
 	tcase_add_test(tc, test_load_valid_text);
+	tcase_add_test(tc, test_load_stream);
+	tcase_add_test(tc, test_load_valid_v2);
 	tcase_add_loop_test(tc, test_load_bad_file, 0, (int)G_N_ELEMENTS(bad_files));
 	tcase_add_test(tc, test_load_nul_byte);
 	tcase_add_test(tc, test_load_long_line);

@@ -149,6 +149,8 @@ grep -q "cannot load state" "$work/log" || fail "no warning about the corrupt st
 echo "ok 3 - a corrupt state file is moved aside and replaced"
 
 # ---- 4. a second daemon on the same state refuses to start ----
+# A fresh log: start_daemon must not take step 3's "started" line for this one's.
+: > "$work/log"
 start_daemon
 "$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log2" --once
 status=$?
@@ -156,5 +158,42 @@ status=$?
 stop_daemon
 echo "ok 4 - a second daemon on the same state file is refused"
 
-echo "integration: 4 passed, 0 failed"
+# ---- 5. memory floor: one line on pause, one on resume; idle I/O class ----
+# MemAvailable is always below 100% of MemTotal: every cycle is paused.
+cp "$work/preload.conf" "$work/preload.conf.orig"
+echo "minavailable = 100" >> "$work/preload.conf"
+: > "$work/log"
+start_daemon
+sleep 5   # two or three cycles
+kill -USR1 "$daemon_pid"
+wait_for "$work/log" "configuration:" 5 || fail "no SIGUSR1 dump while paused"
+grep -q "prefetching: paused, MemAvailable is below 100% of MemTotal" "$work/log" ||
+	fail "the dump does not show the pause"
+n=$(grep -c "prefetching paused:" "$work/log")
+[ "$n" = 1 ] || fail "$n pause lines over several paused cycles, not 1"
+# The daemon and every thread it has run in the idle I/O class.
+if command -v ionice > /dev/null; then
+	for task in /proc/"$daemon_pid"/task/*; do
+		class=$(ionice -p "${task##*/}" 2>/dev/null) || continue
+		case "$class" in
+		idle*) ;;
+		*) fail "thread ${task##*/} runs in I/O class '$class', not idle" ;;
+		esac
+	done
+fi
+cp "$work/preload.conf.orig" "$work/preload.conf"
+echo "minavailable = 0" >> "$work/preload.conf"
+kill -HUP "$daemon_pid"
+wait_for "$work/log" "prefetching resumed" 8 || fail "prefetching did not resume after SIGHUP"
+sleep 3
+n=$(grep -c "prefetching resumed" "$work/log")
+[ "$n" = 1 ] || fail "$n resume lines, not 1"
+kill -USR1 "$daemon_pid"
+sleep 1
+grep -q "prefetching: active, idle I/O class" "$work/log" || fail "the dump does not show active prefetching"
+stop_daemon
+cp "$work/preload.conf.orig" "$work/preload.conf"
+echo "ok 5 - prefetching pauses below the memory floor and resumes, logged once each"
+
+echo "integration: 5 passed, 0 failed"
 exit 0

@@ -108,8 +108,15 @@ while IFS="$tab" read -r group key type default min max unit; do
 		found { print; exit }
 		$0 == ".B " key { found = 1 }' "$man5" |
 		sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g')
+	# genconf writes an empty default as "(empty)"; the pages say "empty".
+	if [ "$default" = "(empty)" ]; then
+		default=
+		shown="default empty"
+	else
+		shown="default $default"
+	fi
 	case "$entry" in
-	*"default $default"*) ;;
+	*"$shown"*) ;;
 	*) fail "preload.conf(5) does not give [$group] $key the default '$default': $entry" ;;
 	esac
 	# ...and the group heading before it.

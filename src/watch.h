@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Watch: learns what programs open while they start, from fanotify.
+ *
+ * A /proc scan sees only what a process maps at the moment of the scan,
+ * and nothing of a process that lives less than a cycle. The watcher
+ * listens to two fanotify events on the file systems the configuration
+ * covers: FAN_OPEN_EXEC, which tells that a program starts (however
+ * briefly it lives), and FAN_OPEN, which tells which files it opens.
+ *
+ * Each start of an accepted executable opens a start-up window for its
+ * pid (at most one window per executable per cycle, so a compiler run a
+ * thousand times by a build costs one window a cycle). Opens by that pid
+ * while its window lasts are recorded (regular files the mapprefix
+ * accepts, capped). When the window ends (after `startupwindow` seconds or
+ * when the process is gone) the resident page ranges of the recorded
+ * files are taken with mincore and handed to the daemon as the program's
+ * learned read set. Opens by any process that has no window cost one
+ * hash lookup.
+ *
+ * The pure parts (the window bookkeeping, the ELF header parser that
+ * finds the interpreter, the turning of mincore vectors into ranges) are
+ * exported for the tests; the rest is I/O.
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "model.h"
+
+#define WATCH_ERROR (watch_error_quark())
+GQuark watch_error_quark(void);
+
+typedef enum {
+	WATCH_ERROR_UNSUPPORTED, /* no fanotify, or no FAN_OPEN_EXEC (old kernel) */
+	WATCH_ERROR_PERMISSION,  /* not allowed (not root, a restricted unit) */
+	WATCH_ERROR_FAILED,      /* anything else */
+} WatchError;
+
+/* ---- the window bookkeeping (pure) ---- */
+
+/* What an executed file is, from its first bytes. */
+typedef enum {
+	WATCH_IMAGE_OTHER,    /* not ELF, not a script (binfmt_misc and the like) */
+	WATCH_IMAGE_ELF,
+	WATCH_IMAGE_SCRIPT,   /* starts with "#!" */
+} WatchImageKind;
+
+/* What the tracker made of an exec event. */
+typedef enum {
+	WATCH_EXEC_SELF,      /* the daemon itself: ignored */
+	WATCH_EXEC_INTERP,    /* the ELF interpreter of the image just executed */
+	WATCH_EXEC_SCRIPT,    /* a #! script: its interpreter's exec follows */
+	WATCH_EXEC_REJECTED,  /* exeprefix rejects the program */
+	WATCH_EXEC_COUNTED,   /* a start, without a window (one ran recently) */
+	WATCH_EXEC_WINDOW,    /* a start, and its start-up window opened */
+} WatchExecResult;
+
+typedef struct WatchLimits {
+	gint64 window_us;     /* length of a start-up window */
+	gint64 interval_us;   /* at most one window per executable this often */
+	guint max_files;      /* files recorded per window */
+	char **exeprefix;     /* which programs get windows (borrowed) */
+	char **mapprefix;     /* which opened files are recorded (borrowed) */
+} WatchLimits;
+
+/* A file opened during a window. */
+typedef struct WatchFile {
+	char *path;           /* owned */
+	guint64 size;         /* st_size when it was opened */
+} WatchFile;
+
+/* A finished window: what one start of an executable opened. */
+typedef struct WatchWindow {
+	char *exe;            /* the executable, owned */
+	pid_t pid;
+	gint64 start;         /* us, the clock the tracker was given */
+	GPtrArray *files;     /* WatchFile *, in the order first opened, owned */
+	guint dropped;        /* opens not recorded because of max_files */
+} WatchWindow;
+
+void watch_window_free(WatchWindow *window);
+
+typedef struct WatchTracker WatchTracker;
+
+/* Copies the limits (and the prefix lists); `self` is the daemon's pid. */
+WatchTracker *watch_tracker_new(const WatchLimits *limits, pid_t self);
+void watch_tracker_free(WatchTracker *tracker);
+
+/*
+ * An exec event: pid opened `path` (a regular file of `size` bytes) to
+ * execute it, at time now (us). `interp` is the resolved path of the ELF
+ * interpreter the image asks for (PT_INTERP), NULL if none.
+ *
+ * During one execve the kernel reports up to three such opens: a script,
+ * the interpreter named on its #! line, and that program's ELF
+ * interpreter (ld-linux). /proc/PID/exe, and so the model, names the
+ * middle one: the script is skipped (its interpreter reads it later
+ * through an ordinary open, which is recorded) and an exec of the
+ * interpreter the previous image asked for is not a start but a file of
+ * that start's window. Any other exec by a pid that has a window ends that
+ * window: the process became another program.
+ */
+WatchExecResult watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path,
+				   guint64 size, WatchImageKind kind, const char *interp,
+				   gint64 now);
+
+/* Whether pid is in its start-up window: the one check every open pays. */
+gboolean watch_tracker_wants(const WatchTracker *tracker, pid_t pid);
+
+/*
+ * An open of the regular file `path` by pid. Recorded (TRUE) if pid is in
+ * its window at now, mapprefix accepts the path, the window has not
+ * recorded it yet and holds fewer than max_files files.
+ */
+gboolean watch_tracker_open(WatchTracker *tracker, pid_t pid, const char *path,
+			    guint64 size, gint64 now);
+
+typedef gboolean (*WatchAliveFunc)(pid_t pid, gpointer user_data);
+
+/*
+ * Ends the windows that are over at now (past their length, or their pid
+ * is not alive) and forgets stale exec records. Returns the finished
+ * windows (WatchWindow *, owned by the array), oldest first, including
+ * those ended earlier by a new exec in their pid.
+ */
+GPtrArray *watch_tracker_expire(WatchTracker *tracker, gint64 now,
+				WatchAliveFunc alive, gpointer user_data);
+
+/* Whether the tracker holds anything that expire() must look at later. */
+gboolean watch_tracker_busy(const WatchTracker *tracker);
+
+/* ---- executable images (pure) ---- */
+
+/*
+ * Classifies an executable from its first `len` bytes. For an ELF file
+ * with a PT_INTERP program header inside the buffer, sets *interp_offset
+ * and *interp_length (without the terminating NUL) to where the
+ * interpreter's path lies in the file; otherwise sets *interp_length to 0.
+ * Handles 32- and 64-bit, little- and big-endian files; a malformed header
+ * is WATCH_IMAGE_OTHER.
+ */
+WatchImageKind watch_parse_image(const guint8 *buf, gsize len,
+				 guint64 *interp_offset, guint64 *interp_length);
+
+/* ---- resident ranges (pure) ---- */
+
+/* A byte range of one file. */
+typedef struct WatchSpan {
+	guint64 offset;
+	guint64 length;
+} WatchSpan;
+
+/*
+ * Appends to spans (GArray of WatchSpan) the runs of resident pages in a
+ * mincore vector of n pages of page_bytes bytes: a run of absent pages of
+ * at most `gap` pages between two resident ones is bridged (reading it
+ * costs less than another request), and if more than max_spans runs
+ * remain the gap is doubled until they fit. The last span ends at
+ * file_size. Returns the bytes appended.
+ */
+guint64 watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes,
+				 guint64 file_size, gsize gap, guint max_spans, GArray *spans);
+
+/* ---- the page cache (I/O) ---- */
+
+/*
+ * Measures exe's learned set (all its maps) now: *bytes in total, of which
+ * *prefetched were read by the prefetch numbered prefetch_seq (0: none).
+ * When probe is TRUE the page cache is asked: *probed bytes could be
+ * asked (a vanished file counts, as not resident; a file whose residency
+ * cannot be told does not), of which *resident are resident.
+ */
+void watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
+		       guint64 *bytes, guint64 *prefetched, guint64 *probed,
+		       guint64 *resident);
+
+/* ---- the watcher (I/O) ---- */
+
+/* A learned read set: one range of a file. */
+typedef struct WatchRange {
+	char *path;           /* owned */
+	guint64 offset;
+	guint64 length;
+} WatchRange;
+
+/* A GArray of WatchRange whose elements free their path. */
+GArray *watch_ranges_new(void);
+
+typedef struct WatchCallbacks {
+	/* An accepted program started (pid may be gone already). */
+	void (*exec)(const char *exe, pid_t pid, gpointer user_data);
+	/* A start-up window ended: ranges (WatchRange) is the learned read set. */
+	void (*learned)(const char *exe, GArray *ranges, gpointer user_data);
+} WatchCallbacks;
+
+typedef struct WatchStats {
+	guint64 events;       /* events read */
+	guint64 execs;        /* exec events */
+	guint64 starts;       /* of those, accepted starts */
+	guint64 opens;        /* open events */
+	guint64 recorded;     /* of those, recorded in a window */
+	guint64 windows;      /* windows opened */
+	guint64 learned;      /* windows finished with a non-empty read set */
+	guint64 overflows;    /* times the kernel's queue overflowed */
+} WatchStats;
+
+typedef struct Watch Watch;
+
+/*
+ * Starts watching, from the configuration: exec events always, open
+ * events only with `learnreads`, on the file systems holding the
+ * directories that exeprefix and mapprefix accept. `cycle` (seconds) is
+ * the window rate limit. The watcher adds its descriptor to the default
+ * main context. Fails with a WATCH_ERROR when fanotify cannot be used.
+ */
+Watch *watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
+		 GError **error);
+void watch_free(Watch *watch);
+
+/* Reads pending events now (the main loop does this by itself). */
+void watch_dispatch(Watch *watch);
+const WatchStats *watch_get_stats(const Watch *watch);
+/* "fanotify on N file systems (filesystem marks)", for the log. */
+const char *watch_describe(const Watch *watch);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchTracker, watch_tracker_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchWindow, watch_window_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Watch, watch_free)

@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tests for src/watch.c: the start-up window bookkeeping driven by
+ * scripted exec and open events at hand-picked times, the ELF header
+ * parser on hand-built and real images, the turning of mincore vectors
+ * into ranges, the hit arithmetic, and residency measured on a real file
+ * whose pages are evicted and read back one by one.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "readahead.h"
+#include "watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the window bookkeeping ---- */
+
+enum { SELF_PID = 100 };
+
+typedef enum {
+	STEP_END = 0,
+	STEP_EXEC,    /* expect: a WatchExecResult */
+	STEP_OPEN,    /* expect: TRUE if recorded */
+	STEP_WANTS,   /* expect: watch_tracker_wants() */
+	STEP_EXPIRE,  /* windows: what expire() returns; dead: a pid that is gone */
+	STEP_BUSY,    /* expect: watch_tracker_busy() */
+} StepOp;
+
+typedef struct {
+	StepOp op;
+	int pid;
+	const char *path;
+	WatchImageKind kind;
+	const char *interp;
+	gint64 ms;            /* event time in milliseconds */
+	int expect;
+	const char *windows;  /* "exe:file,file|exe:file" in order, "" for none */
+	int dead;
+} Step;
+
+typedef struct {
+	const char *name;
+	Step steps[12];
+} TrackerCase;
+
+#define EXEC(pid, path, kind, interp, ms, res) { STEP_EXEC, pid, path, kind, interp, ms, res, NULL, 0 }
+#define OPEN(pid, path, ms, res) { STEP_OPEN, pid, path, 0, NULL, ms, res, NULL, 0 }
+#define WANTS(pid, res) { STEP_WANTS, pid, NULL, 0, NULL, 0, res, NULL, 0 }
+#define EXPIRE(ms, dead, windows) { STEP_EXPIRE, 0, NULL, 0, NULL, ms, 0, windows, dead }
+#define BUSY(ms, res) { STEP_BUSY, 0, NULL, 0, NULL, ms, res, NULL, 0 }
+#define ELF WATCH_IMAGE_ELF
+#define LD "/lib/ld.so"
+
+/*
+ * Limits of every case: windows of 5 s, one per exe per 20 s, 3 files per
+ * window (the exe itself counts), programs under /bin/, files under
+ * /bin/, /lib/ and /data/. The daemon is pid 100.
+ */
+static const TrackerCase tracker_cases[] = {
+	{ "a start opens a window that holds the exe and what it opens", {
+		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		WANTS(200, TRUE),
+		OPEN(200, "/data/x", 1000, TRUE),
+		EXPIRE(4999, 0, ""),
+		EXPIRE(5000, 0, "/bin/a:/bin/a,/data/x"),
+		WANTS(200, FALSE),
+	} },
+	{ "the ELF interpreter's exec is a file of the start, not a start", {
+		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		EXEC(200, LD, ELF, NULL, 1, WATCH_EXEC_INTERP),
+		OPEN(200, "/data/x", 2, TRUE),
+		EXPIRE(6000, 0, "/bin/a:/bin/a,/lib/ld.so,/data/x"),
+	} },
+	{ "the interpreter a second later is a new image (and /lib is no exeprefix)", {
+		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		EXEC(200, LD, ELF, NULL, 1001, WATCH_EXEC_REJECTED),
+		WANTS(200, FALSE),
+		EXPIRE(1001, 0, "/bin/a:/bin/a"),
+	} },
+	{ "an interpreter other than the one asked for is a new image", {
+		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		EXEC(200, "/bin/ld-other", ELF, NULL, 1, WATCH_EXEC_WINDOW),
+		EXPIRE(6000, 0, "/bin/a:/bin/a|/bin/ld-other:/bin/ld-other"),
+	} },
+	{ "the daemon's own events are ignored", {
+		EXEC(SELF_PID, "/bin/a", ELF, LD, 0, WATCH_EXEC_SELF),
+		OPEN(SELF_PID, "/data/x", 1, FALSE),
+		WANTS(SELF_PID, FALSE),
+		EXPIRE(6000, 0, ""),
+	} },
+	{ "a script is skipped; its interpreter is the start and reads it", {
+		EXEC(200, "/bin/s.sh", WATCH_IMAGE_SCRIPT, NULL, 0, WATCH_EXEC_SCRIPT),
+		WANTS(200, FALSE),
+		EXEC(200, "/bin/sh", ELF, LD, 1, WATCH_EXEC_WINDOW),
+		EXEC(200, LD, ELF, NULL, 2, WATCH_EXEC_INTERP),
+		OPEN(200, "/bin/s.sh", 3, TRUE),
+		OPEN(200, "/data/x", 4, FALSE),    /* the window is full: 3 files */
+		EXPIRE(6000, 0, "/bin/sh:/bin/sh,/lib/ld.so,/bin/s.sh"),
+	} },
+	{ "opens at and after the window's end are not recorded", {
+		EXEC(200, "/bin/a", ELF, NULL, 0, WATCH_EXEC_WINDOW),
+		OPEN(200, "/data/late", 5000, FALSE),
+		OPEN(200, "/data/x", 4999, TRUE),
+		EXPIRE(5000, 0, "/bin/a:/bin/a,/data/x"),
+	} },
+	{ "caps, duplicates and mapprefix", {
+		EXEC(200, "/bin/a", ELF, NULL, 0, WATCH_EXEC_WINDOW),
+		OPEN(200, "/etc/passwd", 1, FALSE),   /* mapprefix rejects */
+		OPEN(200, "/data/x", 2, TRUE),
+		OPEN(200, "/data/x", 3, FALSE),       /* already recorded */
+		OPEN(200, "/bin/a", 4, FALSE),        /* the exe itself, too */
+		OPEN(200, "/data/y", 5, TRUE),
+		OPEN(200, "/data/z", 6, FALSE),       /* 3 files: full */
+		EXPIRE(5000, 0, "/bin/a:/bin/a,/data/x,/data/y"),
+	} },
+	{ "one window per exe per interval; other starts are only counted", {
+		EXEC(200, "/bin/a", ELF, NULL, 0, WATCH_EXEC_WINDOW),
+		EXEC(201, "/bin/a", ELF, NULL, 1000, WATCH_EXEC_COUNTED),
+		OPEN(201, "/data/x", 1001, FALSE),
+		WANTS(201, FALSE),
+		EXEC(202, "/bin/b", ELF, NULL, 1002, WATCH_EXEC_WINDOW),
+		EXPIRE(10000, 0, "/bin/a:/bin/a|/bin/b:/bin/b"),
+		EXEC(203, "/bin/a", ELF, NULL, 19999, WATCH_EXEC_COUNTED),
+		EXEC(204, "/bin/a", ELF, NULL, 20000, WATCH_EXEC_WINDOW),
+		EXPIRE(25000, 0, "/bin/a:/bin/a"),
+	} },
+	{ "a rejected program gets no window", {
+		EXEC(200, "/usr/bin/x", ELF, NULL, 0, WATCH_EXEC_REJECTED),
+		WANTS(200, FALSE),
+		OPEN(200, "/data/x", 1, FALSE),
+		EXPIRE(6000, 0, ""),
+	} },
+	{ "an exec in a pid ends its window: the pid became another program", {
+		EXEC(200, "/bin/a", ELF, NULL, 0, WATCH_EXEC_WINDOW),
+		OPEN(200, "/data/x", 10, TRUE),
+		EXEC(200, "/bin/b", ELF, NULL, 1000, WATCH_EXEC_WINDOW),
+		OPEN(200, "/data/y", 1010, TRUE),
+		EXPIRE(7000, 0, "/bin/a:/bin/a,/data/x|/bin/b:/bin/b,/data/y"),
+	} },
+	{ "a process that exits ends its window early; state is then forgotten", {
+		EXEC(200, "/bin/a", ELF, NULL, 0, WATCH_EXEC_WINDOW),
+		EXEC(300, "/bin/b", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		OPEN(200, "/data/x", 10, TRUE),
+		EXPIRE(500, 200, "/bin/a:/bin/a,/data/x"),
+		BUSY(500, TRUE),
+		EXPIRE(5000, 0, "/bin/b:/bin/b"),
+		BUSY(19999, TRUE),    /* /bin/b's rate limit is still remembered */
+		EXPIRE(20000, 0, ""),
+		BUSY(20000, FALSE),
+	} },
+};
+
+static int dead_pid;
+
+static gboolean
+fake_alive(pid_t pid, gpointer user_data)
+{
+	(void)user_data;
+	return pid != dead_pid;
+}
+
+/* "exe:file,file|exe:file" */
+static char *
+describe_windows(GPtrArray *windows)
+{
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; i < windows->len; i++) {
+		const WatchWindow *w = g_ptr_array_index(windows, i);
+
+		if (i > 0)
+			g_string_append_c(out, '|');
+		g_string_append_printf(out, "%s:", w->exe);
+		for (guint j = 0; j < w->files->len; j++)
+			g_string_append_printf(out, "%s%s", j ? "," : "",
+					       ((WatchFile *)g_ptr_array_index(w->files, j))->path);
+	}
+	return g_string_free(out, FALSE);
+}
+
+START_TEST(test_tracker)
+{
+	const TrackerCase *c = &tracker_cases[_i];
+	g_auto(GStrv) exeprefix = g_strsplit("/bin/;!/", ";", -1);
+	g_auto(GStrv) mapprefix = g_strsplit("/bin/;/lib/;/data/;!/", ";", -1);
+	WatchLimits limits = {
+		.window_us = 5 * G_USEC_PER_SEC,
+		.interval_us = 20 * G_USEC_PER_SEC,
+		.max_files = 3,
+		.exeprefix = exeprefix,
+		.mapprefix = mapprefix,
+	};
+	g_autoptr(WatchTracker) t = watch_tracker_new(&limits, SELF_PID);
+
+	for (guint i = 0; c->steps[i].op != STEP_END; i++) {
+		const Step *s = &c->steps[i];
+		gint64 now = s->ms * 1000;
+		int got = -1;
+
+		switch (s->op) {
+		case STEP_EXEC:
+			got = (int)watch_tracker_exec(t, s->pid, s->path, 1000, s->kind, s->interp, now);
+			break;
+		case STEP_OPEN:
+			got = watch_tracker_open(t, s->pid, s->path, 1000, now);
+			break;
+		case STEP_WANTS:
+			got = watch_tracker_wants(t, s->pid);
+			break;
+		case STEP_BUSY: {
+			/* Busy is asked after an expire at that time. */
+			g_autoptr(GPtrArray) done = watch_tracker_expire(t, now, fake_alive, NULL);
+
+			ck_assert_msg(done->len == 0, "%s: step %u expired a window", c->name, i);
+			got = watch_tracker_busy(t);
+			break;
+		}
+		case STEP_EXPIRE: {
+			g_autoptr(GPtrArray) done = NULL;
+			g_autofree char *text = NULL;
+
+			dead_pid = s->dead;
+			done = watch_tracker_expire(t, now, fake_alive, NULL);
+			dead_pid = 0;
+			text = describe_windows(done);
+			ck_assert_msg(strcmp(text, s->windows) == 0, "%s: step %u: windows \"%s\", want \"%s\"",
+				      c->name, i, text, s->windows);
+			continue;
+		}
+		case STEP_END:
+			break;
+		}
+		ck_assert_msg(got == s->expect, "%s: step %u (%s): got %d, want %d",
+			      c->name, i, s->path ? s->path : "-", got, s->expect);
+	}
+}
+END_TEST
+
+START_TEST(test_tracker_no_files)
+{
+	char *list[] = { NULL };
+	WatchLimits limits = { 5 * G_USEC_PER_SEC, 20 * G_USEC_PER_SEC, 0, list, list };
+	g_autoptr(WatchTracker) t = watch_tracker_new(&limits, SELF_PID);
+	g_autoptr(GPtrArray) done = NULL;
+
+	/* max_files 0 (no open events): starts are counted, never followed. */
+	ck_assert_int_eq(watch_tracker_exec(t, 5, "/x", 1, WATCH_IMAGE_OTHER, NULL, 0),
+			 WATCH_EXEC_COUNTED);
+	ck_assert(!watch_tracker_wants(t, 5));
+	done = watch_tracker_expire(t, 10 * G_USEC_PER_SEC, NULL, NULL);
+	ck_assert_uint_eq(done->len, 0);
+	ck_assert(!watch_tracker_busy(t));
+}
+END_TEST
+
+/* ---- ELF images ---- */
+
+static void
+put(guint8 *buf, gsize at, guint64 v, guint size, gboolean be)
+{
+	for (guint i = 0; i < size; i++)
+		buf[at + i] = (guint8)(v >> (be ? 8 * (size - 1 - i) : 8 * i));
+}
+
+/*
+ * A minimal ELF header: 64-bit puts 2 program headers at 64 (the second
+ * PT_INTERP at file offset 0x200, 28 bytes with its NUL); 32-bit puts
+ * them at 52 with PT_INTERP at 0x100.
+ */
+static gsize
+make_elf(guint8 *buf, gsize size, gboolean is64, gboolean be, const char *interp)
+{
+	gsize phoff = is64 ? 64 : 52, phent = is64 ? 56 : 32;
+	gsize interp_at = is64 ? 0x200 : 0x100;
+
+	memset(buf, 0, size);
+	memcpy(buf, "\177ELF", 4);
+	buf[4] = is64 ? 2 : 1;
+	buf[5] = be ? 2 : 1;
+	put(buf, is64 ? 32 : 28, phoff, is64 ? 8 : 4, be);
+	put(buf, is64 ? 54 : 42, phent, 2, be);
+	put(buf, is64 ? 56 : 44, 2, 2, be);
+	/* Header 0: PT_LOAD (1). Header 1: PT_INTERP (3). */
+	put(buf, phoff, 1, 4, be);
+	put(buf, phoff + phent, 3, 4, be);
+	put(buf, phoff + phent + (is64 ? 8 : 4), interp_at, is64 ? 8 : 4, be);
+	put(buf, phoff + phent + (is64 ? 32 : 16), strlen(interp) + 1, is64 ? 8 : 4, be);
+	memcpy(buf + interp_at, interp, strlen(interp) + 1);
+	return interp_at + strlen(interp) + 1;
+}
+
+START_TEST(test_parse_image)
+{
+	guint8 buf[1024];
+	guint64 off, len;
+	gsize n;
+
+	/* 64-bit little-endian: "/lib64/ld-linux-x86-64.so.2" is 27 bytes. */
+	n = make_elf(buf, sizeof(buf), TRUE, FALSE, "/lib64/ld-linux-x86-64.so.2");
+	ck_assert_int_eq(watch_parse_image(buf, n, &off, &len), WATCH_IMAGE_ELF);
+	ck_assert_uint_eq(off, 0x200);
+	ck_assert_uint_eq(len, 27);
+
+	/* 32-bit big-endian: "/lib/ld.so.1" is 12 bytes at 0x100. */
+	n = make_elf(buf, sizeof(buf), FALSE, TRUE, "/lib/ld.so.1");
+	ck_assert_int_eq(watch_parse_image(buf, n, &off, &len), WATCH_IMAGE_ELF);
+	ck_assert_uint_eq(off, 0x100);
+	ck_assert_uint_eq(len, 12);
+
+	/* Program headers cut off by the buffer: ELF, interpreter unknown. */
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	ck_assert_int_eq(watch_parse_image(buf, 64 + 56 + 10, &off, &len), WATCH_IMAGE_ELF);
+	ck_assert_uint_eq(len, 0);
+
+	/* No program headers at all (a relocatable object): ELF without one. */
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	put(buf, 56, 0, 2, FALSE);
+	ck_assert_int_eq(watch_parse_image(buf, sizeof(buf), &off, &len), WATCH_IMAGE_ELF);
+	ck_assert_uint_eq(len, 0);
+
+	/* Hostile: program header entries smaller than the format's. */
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	put(buf, 54, 8, 2, FALSE);
+	ck_assert_int_eq(watch_parse_image(buf, sizeof(buf), &off, &len), WATCH_IMAGE_OTHER);
+
+	/* Hostile: a program header offset near 2^64 must not wrap. */
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	put(buf, 32, G_MAXUINT64 - 10, 8, FALSE);
+	ck_assert_int_eq(watch_parse_image(buf, sizeof(buf), &off, &len), WATCH_IMAGE_ELF);
+	ck_assert_uint_eq(len, 0);
+
+	/* Hostile: a PT_INTERP of absurd size is no interpreter. */
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	put(buf, 64 + 56 + 32, (guint64)1 << 40, 8, FALSE);
+	ck_assert_int_eq(watch_parse_image(buf, sizeof(buf), &off, &len), WATCH_IMAGE_ELF);
+	ck_assert_uint_eq(len, 0);
+
+	/* Bad class, short header, scripts, garbage, nothing. */
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	buf[4] = 3;
+	ck_assert_int_eq(watch_parse_image(buf, sizeof(buf), &off, &len), WATCH_IMAGE_OTHER);
+	make_elf(buf, sizeof(buf), TRUE, FALSE, "/x");
+	ck_assert_int_eq(watch_parse_image(buf, 40, &off, &len), WATCH_IMAGE_OTHER);
+	ck_assert_int_eq(watch_parse_image((const guint8 *)"#!/bin/sh\n", 10, &off, &len),
+			 WATCH_IMAGE_SCRIPT);
+	ck_assert_int_eq(watch_parse_image((const guint8 *)"#", 1, &off, &len), WATCH_IMAGE_OTHER);
+	ck_assert_int_eq(watch_parse_image((const guint8 *)"MZ\x90\x00", 4, &off, &len),
+			 WATCH_IMAGE_OTHER);
+	ck_assert_int_eq(watch_parse_image(buf, 0, &off, &len), WATCH_IMAGE_OTHER);
+}
+END_TEST
+
+/* The real /bin/sh of this machine names an absolute interpreter inside its first 4 KiB. */
+START_TEST(test_parse_real_image)
+{
+	g_autofree char *contents = NULL;
+	gsize size;
+	guint64 off, len;
+
+	if (!g_file_get_contents("/bin/sh", &contents, &size, NULL) || size < 4096)
+		return;
+	ck_assert_int_eq(watch_parse_image((const guint8 *)contents, 4096, &off, &len),
+			 WATCH_IMAGE_ELF);
+	if (len == 0)
+		return;  /* a static shell */
+	ck_assert(off + len < size);
+	ck_assert_int_eq(contents[off], '/');
+	ck_assert_uint_eq(strlen(contents + off), len);
+}
+END_TEST
+
+/* ---- resident ranges ---- */
+
+typedef struct {
+	const char *name;
+	const char *vec;      /* '1' resident, '0' not, 'x' a byte with only other bits set */
+	guint64 file_size;
+	gsize gap;
+	guint max_spans;
+	const char *spans;    /* "offset+length ..." */
+	guint64 bytes;
+} SpanCase;
+
+#define P 4096
+static const SpanCase span_cases[] = {
+	/* Runs [0,2) [4,7) [12,13): the 2-page gap is bridged, the 5-page one not;
+	 * the last span ends at the file's end: 13 * 4096 - 100 = 53148. */
+	{ "bridge small gaps", "1100111000001", 13 * P - 100, 2, 32,
+	  "0+28672 49152+3996", 28672 + 3996 },
+	{ "no bridging", "1100111000001", 13 * P, 0, 32,
+	  "0+8192 16384+12288 49152+4096", 8192 + 12288 + 4096 },
+	/* max 1: gap 0 -> 1 (3 runs) -> 2 (2 runs) -> 4 (2) -> 8 (1): [0, 13 pages). */
+	{ "too many spans widen the gap", "1100111000001", 13 * P, 0, 1,
+	  "0+53248", 53248 },
+	{ "max 2 stops at gap 2", "1100111000001", 13 * P, 0, 2,
+	  "0+28672 49152+4096", 28672 + 4096 },
+	{ "nothing resident", "0000", 4 * P, 16, 32, "", 0 },
+	{ "only bit 0 counts", "x1x", 3 * P, 0, 32, "4096+4096", 4096 },
+	{ "all resident", "1111", 4 * P - 1, 0, 32, "0+16383", 16383 },
+	{ "a file that shrank below the vector", "0011", 2 * P + 10, 0, 32, "8192+10", 10 },
+	{ "a file that shrank away", "0011", 2 * P, 0, 32, "", 0 },
+	{ "unlimited spans", "10101", 5 * P, 0, 0, "0+4096 8192+4096 16384+4096", 3 * P },
+};
+
+START_TEST(test_spans)
+{
+	const SpanCase *c = &span_cases[_i];
+	gsize n = strlen(c->vec);
+	g_autofree guint8 *vec = g_malloc(n + 1);
+	g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(WatchSpan));
+	g_autoptr(GString) text = g_string_new(NULL);
+	guint64 bytes;
+
+	for (gsize i = 0; i < n; i++)
+		vec[i] = c->vec[i] == '1' ? 1 : c->vec[i] == 'x' ? 0xfe : 0;
+	bytes = watch_spans_from_mincore(vec, n, P, c->file_size, c->gap, c->max_spans, spans);
+	for (guint i = 0; i < spans->len; i++) {
+		const WatchSpan *s = &g_array_index(spans, WatchSpan, i);
+
+		g_string_append_printf(text, "%s%" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT,
+				       i ? " " : "", s->offset, s->length);
+	}
+	ck_assert_msg(strcmp(text->str, c->spans) == 0, "%s: spans \"%s\", want \"%s\"",
+		      c->name, text->str, c->spans);
+	ck_assert_msg(bytes == c->bytes, "%s: %" G_GUINT64_FORMAT " bytes, want %" G_GUINT64_FORMAT,
+		      c->name, bytes, c->bytes);
+}
+END_TEST
+
+START_TEST(test_spans_empty)
+{
+	g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(WatchSpan));
+
+	ck_assert_uint_eq(watch_spans_from_mincore(NULL, 0, P, 0, 0, 1, spans), 0);
+	ck_assert_uint_eq(spans->len, 0);
+}
+END_TEST
+
+/* ---- hit arithmetic ---- */
+
+START_TEST(test_hits)
+{
+	ExeHits h = { 0 };
+
+	ck_assert(exe_hits_resident_ratio(&h) == 0.0);
+	ck_assert(exe_hits_prefetched_ratio(&h) == 0.0);
+
+	exe_hits_add(&h, 1000, 400, 1000, 900);
+	exe_hits_add(&h, 500, 500, 0, 0);        /* not probed (a scan's count) */
+	exe_hits_add(&h, 300, 0, 100, 60);       /* 200 bytes could not be probed */
+	/* Parts above their whole are clamped: prefetched 300 -> 200,
+	 * probed 250 -> 200, then resident 260 -> 200. */
+	exe_hits_add(&h, 200, 300, 250, 260);
+	ck_assert_uint_eq(h.starts, 0);          /* counted by the caller */
+	ck_assert_uint_eq(h.checks, 4);
+	ck_assert_uint_eq(h.bytes, 2000);        /* 1000 + 500 + 300 + 200 */
+	ck_assert_uint_eq(h.prefetched, 1100);   /* 400 + 500 + 0 + 200 */
+	ck_assert_uint_eq(h.probed, 1300);       /* 1000 + 0 + 100 + 200 */
+	ck_assert_uint_eq(h.resident, 1160);     /* 900 + 0 + 60 + 200 */
+	ck_assert_double_eq_tol(exe_hits_resident_ratio(&h), 1160.0 / 1300.0, 1e-12);
+	ck_assert_double_eq_tol(exe_hits_prefetched_ratio(&h), 1100.0 / 2000.0, 1e-12);
+
+	/* Counters saturate instead of wrapping. */
+	h.bytes = G_MAXUINT64 - 5;
+	h.probed = G_MAXUINT64 - 5;
+	exe_hits_add(&h, 100, 0, 100, 0);
+	ck_assert_uint_eq(h.bytes, G_MAXUINT64);
+	ck_assert_uint_eq(h.probed, G_MAXUINT64);
+	ck_assert_uint_eq(h.checks, 5);
+}
+END_TEST
+
+/* ---- residency of a real file ---- */
+
+static char *tmpdir;
+
+static void
+setup_tmp(void)
+{
+	tmpdir = tu_make_tempdir();
+}
+
+static void
+teardown_tmp(void)
+{
+	tu_rm_rf(tmpdir);
+	g_clear_pointer(&tmpdir, g_free);
+}
+
+/*
+ * A 16-page file with only pages 0, 1 and 8 resident, or NULL if this file
+ * system cannot evict (tmpfs holds its files in the page cache).
+ */
+static char *
+make_sparse_resident_file(void)
+{
+	char *path = g_build_filename(tmpdir, "data", NULL);
+	g_autofree char *contents = g_malloc0(16 * P + 1);
+	char page[P];
+	guint64 resident = 1;
+	struct stat st;
+	int fd;
+
+	memset(contents, 'd', 16 * P);
+	tu_write_file(path, contents);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fdatasync(fd), 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(readahead_resident_bytes(fd, path, &st, 0, 16 * P, &resident));
+	if (resident != 0) {
+		close(fd);
+		g_free(path);
+		return NULL;
+	}
+	/* No readahead: exactly the pages read become resident. */
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	ck_assert_int_eq(pread(fd, page, P, 0), P);
+	ck_assert_int_eq(pread(fd, page, P, P), P);
+	ck_assert_int_eq(pread(fd, page, P, 8 * P), P);
+	close(fd);
+	return path;
+}
+
+/* With cachestat (on kernels that have it), then with mincore alone. */
+START_TEST(test_resident_bytes)
+{
+	g_autofree char *path = make_sparse_resident_file();
+	guint8 vec[16];
+	guint64 bytes = 1;
+	struct stat st;
+	int fd;
+
+	if (!path)
+		return;
+	readahead_use_cachestat(_i == 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(readahead_resident_bytes(fd, path, &st, 0, 16 * P, &bytes));
+	ck_assert_uint_eq(bytes, 3 * P);
+	/* Pages 1 and 2: one of them. */
+	ck_assert(readahead_resident_bytes(fd, path, &st, P, 2 * P, &bytes));
+	ck_assert_uint_eq(bytes, P);
+	ck_assert(readahead_resident_bytes(fd, path, &st, 9 * P, 7 * P, &bytes));
+	ck_assert_uint_eq(bytes, 0);
+	ck_assert(readahead_resident_bytes(fd, path, &st, 5, 0, &bytes));
+	ck_assert_uint_eq(bytes, 0);
+	ck_assert(!readahead_resident_bytes(fd, path, &st, G_MAXUINT64 - 1, 10, &bytes));
+	/* The page vector: pages 0, 1 and 8 of 16. */
+	ck_assert(readahead_resident_pages(fd, path, &st, 0, 16, vec));
+	for (int i = 0; i < 16; i++)
+		ck_assert_msg((vec[i] & 1) == (i == 0 || i == 1 || i == 8), "page %d", i);
+	ck_assert(readahead_resident_pages(fd, path, &st, 8 * P, 2, vec));
+	ck_assert_int_eq(vec[0] & 1, 1);
+	ck_assert_int_eq(vec[1] & 1, 0);
+	close(fd);
+	readahead_use_cachestat(TRUE);
+}
+END_TEST
+
+START_TEST(test_measure_exe)
+{
+	g_autofree char *path = make_sparse_resident_file();
+	g_autofree char *missing = g_build_filename(tmpdir, "missing", NULL);
+	g_autoptr(Model) model = model_new();
+	Exe *exe = exe_new("/bin/app", FALSE, 0);
+	Map *a, *b;
+	guint64 bytes, prefetched, probed, resident;
+
+	if (!path) {
+		exe_free(exe);
+		return;
+	}
+	a = map_new(path, 0, 4 * P, 0);      /* pages 0-3: 0 and 1 resident */
+	b = map_new(path, 8 * P, 2 * P, 0);  /* pages 8-9: 8 resident */
+	exe_add_map(model, exe, a, 1.0);
+	exe_add_map_origin(model, exe, b, 1.0, EXEMAP_READ);
+	exe_add_map(model, exe, map_new(missing, 0, P, 0), 1.0);
+	model_add_exe(model, exe, 0, FALSE);
+	a->prefetch_seq = 7;
+	b->prefetch_seq = 6;
+
+	/*
+	 * 4 + 2 + 1 pages in all; a was in prefetch 7; all probed (the
+	 * missing file as not resident); 3 pages resident.
+	 */
+	watch_measure_exe(exe, 7, TRUE, &bytes, &prefetched, &probed, &resident);
+	ck_assert_uint_eq(bytes, 7 * P);
+	ck_assert_uint_eq(prefetched, 4 * P);
+	ck_assert_uint_eq(probed, 7 * P);
+	ck_assert_uint_eq(resident, 3 * P);
+
+	/* No probe; no prefetch yet (0) matches nothing. */
+	watch_measure_exe(exe, 0, FALSE, &bytes, &prefetched, &probed, &resident);
+	ck_assert_uint_eq(bytes, 7 * P);
+	ck_assert_uint_eq(prefetched, 0);
+	ck_assert_uint_eq(probed, 0);
+	ck_assert_uint_eq(resident, 0);
+}
+END_TEST
+
+static Suite *
+watch_suite(void)
+{
+	Suite *s = suite_create("watch");
+	TCase *tc;
+
+	tc = tcase_create("tracker");
+	tcase_add_loop_test(tc, test_tracker, 0, G_N_ELEMENTS(tracker_cases));
+	tcase_add_test(tc, test_tracker_no_files);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("image");
+	tcase_add_test(tc, test_parse_image);
+	tcase_add_test(tc, test_parse_real_image);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("spans");
+	tcase_add_loop_test(tc, test_spans, 0, G_N_ELEMENTS(span_cases));
+	tcase_add_test(tc, test_spans_empty);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hits");
+	tcase_add_test(tc, test_hits);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("residency");
+	tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+	tcase_add_loop_test(tc, test_resident_bytes, 0, 2);
+	tcase_add_test(tc, test_measure_exe);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run_suite(watch_suite());
+}

@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Churn: the daemon at a 1-second cycle against the real /proc while the
+# system misbehaves around it:
+#   - about a thousand short processes a second start and exit (copies of
+#     true(1) under the test's bin directory, which is all it may learn);
+#   - a running executable is replaced (the kernel then shows its
+#     /proc/PID/exe as "... (deleted)");
+#   - an executable and a data file have a newline in their names;
+#   - between learning and prefetching, learned data files are deleted,
+#     replaced by a FIFO, by a symlink to /dev/zero, and by a 100 GB
+#     sparse file.
+# Asserts: the daemon stays alive and answers SIGUSR1 within 2 s
+# throughout; it never opens the FIFO or /dev/zero (strace, and a writer
+# blocked on the FIFO is never let through) while it does read ahead the
+# sound file learned with them; its VmRSS and its model's exe and map
+# counts stay bounded; it exits 0 on SIGTERM.
+#
+#   tests/churn.sh [CHURN_SECONDS]     (default 20)
+#
+# Exit status: 0 pass, 1 fail, 77 skipped (not root).
+set -u
+
+top_builddir=${top_builddir:-$(pwd)}
+preload="$top_builddir/src/preload"
+mapper="$top_builddir/tests/mapper"
+spawner="$top_builddir/tests/spawner"
+churn_seconds=${1:-20}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (reads every process's /proc entries)"
+	exit 77
+fi
+
+if [ ! -x "$mapper" ] || [ ! -x "$spawner" ]; then
+	echo "churn: tests/mapper and tests/spawner are not built (make check builds them)" >&2
+	exit 99
+fi
+
+work=$(mktemp -d "$top_builddir/churn.XXXXXX")
+bin=$work/bin
+data=$work/data
+daemon_pid=
+bg_pids=()
+cleanup() {
+	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() {
+	echo "FAIL: $*"
+	if [ -f "$work/log" ]; then
+		echo "---- daemon log (last 40 lines) ----"
+		tail -n 40 "$work/log"
+	fi
+	exit 1
+}
+
+# The daemon's memory and the model's size, sampled with each dump.
+samples=$work/samples
+n_dumps=0
+# ping: SIGUSR1, and a new dump in the log within 2 s; records a sample.
+ping() {
+	local want=$((n_dumps + 1)) i=0 line rss
+	kill -0 "$daemon_pid" 2>/dev/null || fail "the daemon died ($1)"
+	kill -USR1 "$daemon_pid"
+	while [ "$(grep -c 'SIGUSR1: state dump' "$work/log")" -lt "$want" ]; do
+		i=$((i + 1))
+		[ "$i" -le 20 ] || fail "no answer to SIGUSR1 within 2 s ($1)"
+		sleep 0.1
+	done
+	n_dumps=$want
+	# the model line follows the dump's first line
+	sleep 0.1
+	line=$(grep 'model: time' "$work/log" | tail -n 1)
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status")
+	echo "$1 $rss $(echo "$line" | sed -E 's/.* ([0-9]+) exes \(([0-9]+) running\), ([0-9]+) maps, ([0-9]+) chains.*/\1 \3 \4/')" >> "$samples"
+}
+
+mkdir -p "$bin" "$data"
+# Fifty short-lived programs, the applications, and one with a newline.
+for i in $(seq 0 49); do cp /bin/true "$bin/true-$i"; done
+for a in app-0 app-1 app-r app-x; do cp "$mapper" "$bin/$a"; done
+nl_exe="$bin/app
+nl"
+cp "$mapper" "$nl_exe"
+for f in f0 f1 ok gone fifo zero sparse; do head -c 1048576 /dev/urandom > "$data/$f"; done
+nl_data="$data/new
+line.bin"
+head -c 1048576 /dev/urandom > "$nl_data"
+
+cat > "$work/preload.conf" <<EOF
+[model]
+cycle = 1
+minsize = 0
+memtotal = 100
+memfree = 0
+memcached = 0
+[system]
+exeprefix = $bin/;!/
+mapprefix = $work/;/usr/;/lib;!/
+autosave = 60
+maxprocs = 4
+sortstrategy = 3
+EOF
+
+"$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log" -V 5 &
+daemon_pid=$!
+for _ in $(seq 50); do grep -q "preload .* started" "$work/log" 2>/dev/null && break; sleep 0.1; done
+grep -q "preload .* started" "$work/log" || fail "the daemon did not start"
+ping start
+
+# ---- 1. learn: app-r (whose files will go bad) runs with app-0 ----
+for round in 1 2 3; do
+	"$bin/app-0" 4 "$data/f0" & a=$!
+	sleep 1
+	"$bin/app-r" 2 "$data/ok" "$data/gone" "$data/fifo" "$data/zero" "$data/sparse" & r=$!
+	"$nl_exe" 2 "$nl_data" & n=$!
+	wait "$a" "$r" "$n"
+	ping "learn-$round"
+	sleep 1
+done
+kill -USR2 "$daemon_pid"
+sleep 1
+grep -q "file://$data/fifo" "$work/state" || fail "app-r's files were not learned"
+grep -q "new%0Aline.bin" "$work/state" || fail "the data file with a newline was not learned"
+grep -q "app%0Anl" "$work/state" || fail "the executable with a newline was not learned"
+echo "ok 1 - learned the programs and their files, newline names included"
+
+# ---- 2. the learned files go bad; strace watches the daemon ----
+rm -f "$data/gone" "$data/fifo" "$data/zero" "$data/sparse"
+mkfifo "$data/fifo"
+ln -s /dev/zero "$data/zero"
+truncate -s 100G "$data/sparse"
+# A writer blocks on the FIFO until someone opens it for reading.
+( echo "let through" > "$data/fifo"; touch "$work/fifo-opened" ) &
+bg_pids+=($!)
+strace_pid=
+if command -v strace > /dev/null; then
+	strace -f -qq -p "$daemon_pid" -e trace=openat,open -o "$work/strace" &
+	strace_pid=$!
+	bg_pids+=("$strace_pid")
+	sleep 1
+else
+	echo "# strace not installed: the FIFO writer alone shows the FIFO was never opened"
+fi
+
+# ---- 3. churn: short processes, a replaced executable, app-0 runs ----
+"$bin/app-x" 30 "$data/f1" & x=$!
+bg_pids+=("$x")
+"$spawner" "$churn_seconds" 1000 "$bin"/true-* > "$work/spawned" &
+spawner_pid=$!
+bg_pids+=("$spawner_pid")
+t0=$SECONDS
+replaced=no
+while kill -0 "$spawner_pid" 2>/dev/null; do
+	# app-0 runs: app-r is predicted, its files are read ahead
+	"$bin/app-0" 1 "$data/f0" &
+	bg_pids+=($!)
+	if [ "$replaced" = no ] && [ $((SECONDS - t0)) -ge 3 ]; then
+		# Replaced while it runs, as a package upgrade does it.
+		cp "$mapper" "$bin/app-x.new" && mv -f "$bin/app-x.new" "$bin/app-x"
+		readlink "/proc/$x/exe" | grep -q "(deleted)$" ||
+			fail "the kernel does not show the replaced app-x as deleted"
+		replaced=yes
+	fi
+	ping "churn-$((SECONDS - t0))"
+	sleep 0.5
+done
+spawned=$(cat "$work/spawned")
+echo "# $spawned short processes in ${churn_seconds} s ($((spawned / churn_seconds))/s)"
+echo "ok 2 - alive and answering SIGUSR1 within 2 s through ${churn_seconds} s of churn"
+
+# A few quiet cycles to finish what was started.
+for i in 1 2 3; do sleep 1; ping "after-$i"; done
+kill "$x" 2>/dev/null
+
+# ---- 4. never opened the FIFO or /dev/zero ----
+if [ -n "$strace_pid" ]; then
+	kill "$strace_pid" 2>/dev/null
+	wait "$strace_pid" 2>/dev/null
+	grep -q "$data/ok\"" "$work/strace" ||
+		fail "the readahead never opened app-r's sound file: the bad ones were never tried"
+	if grep -E "\"($data/fifo|$data/zero|/dev/zero)\"" "$work/strace"; then
+		fail "the daemon opened the FIFO or /dev/zero"
+	fi
+fi
+[ -e "$work/fifo-opened" ] && fail "the FIFO's writer was let through: the daemon opened the FIFO"
+grep -q "readahead: .*sparse" "$work/log" && grep "readahead: .*sparse" "$work/log" | head -n 3
+echo "ok 3 - the FIFO and /dev/zero were never opened; the sound file was read ahead"
+
+# ---- 5. bounded growth ----
+# The model can only hold what the test made: 50 + 5 executables.
+awk -v max_exes=55 -v max_maps=2000 '
+	{ rss[NR] = $2; exes = $3; maps = $4 }
+	exes > max_exes { print "too many exes at " $1 ": " exes; bad = 1 }
+	maps > max_maps { print "too many maps at " $1 ": " maps; bad = 1 }
+	END {
+		# the second half of the run may not grow past the first half by more than 50%
+		h = int(NR / 2)
+		for (i = 1; i <= NR; i++) if (i <= h) { if (rss[i] > m1) m1 = rss[i] } else if (rss[i] > m2) m2 = rss[i]
+		printf "# VmRSS max %d KB in the first half of the samples, %d KB in the second; last %d exes, %d maps\n", m1, m2, exes, maps
+		if (m2 > m1 * 1.5 + 16384) { print "VmRSS grew"; bad = 1 }
+		exit bad
+	}' "$samples" || fail "unbounded growth (samples in $samples)"
+echo "ok 4 - VmRSS and the model's exe and map counts stayed bounded"
+
+# ---- 6. clean exit ----
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+status=$?
+daemon_pid=
+[ "$status" = 0 ] || fail "the daemon exited with status $status on SIGTERM"
+grep -q "app%0Anl" "$work/state" || fail "the final state lost the newline executable"
+echo "ok 5 - exit 0 on SIGTERM"
+echo "churn: 5 passed, 0 failed"
+exit 0

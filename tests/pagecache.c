@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A page cache tool for tests/watch.sh, which needs to know exactly what
+ * is cached without relying on tools a machine may not have:
+ *
+ *   pagecache read SECONDS FILE...   read() each file whole (never mmap),
+ *                                    then stay alive SECONDS (may be 0 or
+ *                                    fractional); the stand-in application
+ *   pagecache evict FILE...          drop each file's pages from the cache
+ *   pagecache resident FILE          print "RESIDENT TOTAL" in bytes
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int
+read_file(const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	return n < 0;
+}
+
+static int
+evict(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fdatasync(fd) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) {
+		perror(path);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+resident(const char *path)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long count = 0;
+	unsigned char *vec;
+	struct stat st;
+	size_t pages;
+	void *addr;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+		perror(path);
+		return 1;
+	}
+	addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (addr == MAP_FAILED) {
+		perror(path);
+		return 1;
+	}
+	pages = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page;
+	vec = malloc(pages);
+	if (!vec || mincore(addr, (size_t)st.st_size, vec) != 0) {
+		perror(path);
+		return 1;
+	}
+	for (size_t i = 0; i < pages; i++)
+		count += vec[i] & 1;
+	printf("%llu %llu\n", count * (unsigned long long)page, (unsigned long long)st.st_size);
+	free(vec);
+	munmap(addr, (size_t)st.st_size);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int status = 0;
+
+	if (argc >= 3 && strcmp(argv[1], "read") == 0) {
+		double seconds = atof(argv[2]);
+		struct timespec ts;
+
+		for (int i = 3; i < argc; i++)
+			status |= read_file(argv[i]);
+		ts.tv_sec = (time_t)seconds;
+		ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+		return status;
+	}
+	if (argc >= 3 && strcmp(argv[1], "evict") == 0) {
+		for (int i = 2; i < argc; i++)
+			status |= evict(argv[i]);
+		return status;
+	}
+	if (argc == 3 && strcmp(argv[1], "resident") == 0)
+		return resident(argv[2]);
+	fprintf(stderr, "usage: pagecache read SECONDS FILE... | evict FILE... | resident FILE\n");
+	return 2;
+}

@@ -1,0 +1,189 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# End-to-end test of learning from fanotify, as root, against real
+# programs and the real page cache:
+#  1. a program that read()s two data files while a launcher runs is
+#     learned with those files as its maps, predicted after it exits, and
+#     the daemon reads the files back after they are evicted;
+#  2. a program that lives a fraction of a second, run every 0.5 s, is
+#     admitted from its start-up reads, counted, and saved with its files;
+#  3. without CAP_SYS_ADMIN the daemon says once that it works as a maps
+#     scanner, and does.
+#
+# Exit status: 0 pass, 1 fail, 77 skipped (not root, or no fanotify).
+
+set -u
+
+top_builddir=${top_builddir:-$(pwd)}
+preload="$top_builddir/src/preload"
+mapper="$top_builddir/tests/mapper"
+pagecache="$top_builddir/tests/pagecache"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (fanotify)"
+	exit 77
+fi
+
+# On disk, under the build tree: eviction needs a real file system.
+work=$(mktemp -d "$top_builddir/watch.XXXXXX")
+daemon_pid=
+cleanup() {
+	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	pkill -f "$work/bin/" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*"
+	if [ -f "$work/log" ]; then
+		echo "---- daemon log ----"
+		grep -v '^\[.*\] debug: cycle' "$work/log" | tail -n 40
+	fi
+	exit 1
+}
+
+# wait_for FILE PATTERN SECONDS: until grep finds PATTERN in FILE
+wait_for() {
+	i=0
+	while [ "$i" -lt "$(($3 * 10))" ]; do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# resident_percent FILE: how much of FILE is in the page cache
+resident_percent() {
+	"$pagecache" resident "$1" | awk '{ printf "%d", $2 ? 100 * $1 / $2 : 0 }'
+}
+
+mkdir -p "$work/bin" "$work/data"
+cp "$mapper" "$work/bin/launcher"
+cp "$pagecache" "$work/bin/reader"
+cp "$pagecache" "$work/bin/quick"
+for f in r1 r2 q1 q2; do
+	head -c 1000000 /dev/urandom > "$work/data/$f.bin"
+done
+head -c 200000 /dev/urandom > "$work/data/launcher.bin"
+
+# No correlation weighting: a pair seen once already predicts.
+cat > "$work/preload.conf" <<EOF
+[model]
+cycle = 2
+usecorrelation = false
+minsize = 100000
+memtotal = 100
+memfree = 0
+memcached = 0
+[system]
+exeprefix = $work/bin/;!/
+mapprefix = $work/;/usr/;/lib;!/
+autosave = 600
+maxprocs = 4
+startupwindow = 5
+EOF
+
+: > "$work/log"
+"$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log" -V 5 &
+daemon_pid=$!
+wait_for "$work/log" "preload .* started" 10 || fail "daemon did not start"
+wait_for "$work/log" "fanotify on\|maps scanner" 5 || fail "daemon said nothing about fanotify"
+if grep -q "maps scanner" "$work/log"; then
+	echo "SKIP: fanotify is not available here: $(grep 'maps scanner' "$work/log")"
+	exit 77
+fi
+
+save_state() {
+	: > "$work/saved"
+	n=$(grep -c "state saved" "$work/log")
+	kill -USR2 "$daemon_pid"
+	i=0
+	while [ "$(grep -c "state saved" "$work/log")" -le "$n" ]; do
+		i=$((i + 1))
+		[ "$i" -lt 50 ] || fail "no state saved after SIGUSR2"
+		sleep 0.1
+	done
+}
+
+# ---- 1. a program that read()s its data while a launcher runs ----
+"$work/bin/launcher" 60 "$work/data/launcher.bin" &
+launcher_pid=$!
+sleep 3      # the launcher is admitted, alone, for more than a cycle
+"$work/bin/reader" read 6 "$work/data/r1.bin" "$work/data/r2.bin" || fail "reader failed"
+sleep 3      # a scan sees it stop; the chain goes back to "launcher only"
+save_state
+grep -q "file://$work/data/r1.bin" "$work/state" || fail "state lacks the reader's read file r1.bin"
+grep -q "file://$work/data/r2.bin" "$work/state" || fail "state lacks the reader's read file r2.bin"
+# The ranges of r1.bin are uses of origin 1 ("read at start-up").
+r1_maps=$(awk -F '\t' -v uri="file://$work/data/r1.bin" '$1 == "MAP" && $6 == uri { print $2 }' "$work/state")
+[ -n "$r1_maps" ] || fail "no MAP record for r1.bin"
+for m in $r1_maps; do
+	awk -F '\t' -v m="$m" '$1 == "EXEMAP" && $3 == m && $5 == 1 { found = 1 } END { exit !found }' \
+		"$work/state" || fail "r1.bin map $m is not used with origin 1"
+done
+echo "ok 1 - the files a program read() at start-up are learned as its maps"
+
+"$pagecache" evict "$work/data/r1.bin" "$work/data/r2.bin" || fail "cannot evict"
+before=$(resident_percent "$work/data/r1.bin")
+[ "$before" -le 10 ] || fail "r1.bin still ${before}% resident after eviction"
+# The launcher runs alone: the reader is predicted, its files read ahead every cycle.
+i=0
+while :; do
+	r1=$(resident_percent "$work/data/r1.bin")
+	r2=$(resident_percent "$work/data/r2.bin")
+	[ "$r1" -ge 90 ] && [ "$r2" -ge 90 ] && break
+	i=$((i + 1))
+	[ "$i" -lt 60 ] || fail "read files not prefetched after 6 s: r1.bin ${r1}%, r2.bin ${r2}% resident"
+	sleep 0.1
+done
+echo "ok 2 - evicted, the read files are prefetched while the launcher runs (r1 ${r1}%, r2 ${r2}%)"
+
+# ---- 2. a program that lives a fraction of a second, run over and over ----
+i=0
+while [ "$i" -lt 20 ]; do
+	"$work/bin/quick" read 0.1 "$work/data/q1.bin" "$work/data/q2.bin" || fail "quick failed"
+	sleep 0.4
+	i=$((i + 1))
+done
+sleep 2
+save_state
+grep -q "EXE	.*file://$work/bin/quick\$" "$work/state" || fail "state lacks the short-lived program"
+grep -q "file://$work/data/q1.bin" "$work/state" || fail "state lacks the short-lived program's q1.bin"
+grep -q "file://$work/data/q2.bin" "$work/state" || fail "state lacks the short-lived program's q2.bin"
+quick_idx=$(awk -F '\t' -v uri="file://$work/bin/quick" '$1 == "EXE" && $5 == uri { print $2 }' "$work/state")
+# It ran in several cycles: the chain with the launcher saw it start and stop.
+awk -F '\t' -v q="$quick_idx" '$1 == "MARKOV" && ($2 == q || $3 == q) && $4 > 0 { found = 1 }
+	END { exit !found }' "$work/state" || fail "the short-lived program never ran with the launcher"
+# Starts after admission are counted and measured.
+starts=$(awk -F '\t' -v q="$quick_idx" '$1 == "HITS" && $2 == q { print $3 }' "$work/state")
+[ -n "$starts" ] && [ "$starts" -ge 10 ] || fail "the short-lived program has ${starts:-no} starts counted, want >= 10"
+kill -USR1 "$daemon_pid"
+wait_for "$work/log" "most started executables" 5 || fail "the dump has no hit figures"
+wait_for "$work/log" "configuration:" 5 || fail "no dump"
+grep -q "hits: [0-9]* starts of known executables" "$work/log" || fail "the dump has no hit totals"
+grep -q "[0-9]%  $work/bin/quick\$" "$work/log" || fail "the dump does not list the short-lived program"
+echo "ok 3 - a program living 0.1 s is learned with its files, counted ($starts starts) and dumped"
+
+kill "$launcher_pid" 2>/dev/null
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || fail "daemon exited with status $? on SIGTERM"
+daemon_pid=
+
+# ---- 3. without fanotify permission: a maps scanner, said once ----
+: > "$work/log"
+setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin \
+	"$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log" -V 5 &
+daemon_pid=$!
+wait_for "$work/log" "debug: cycle 1 " 10 || fail "the daemon without CAP_SYS_ADMIN does not cycle"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || fail "daemon without CAP_SYS_ADMIN exited with status $?"
+daemon_pid=
+[ "$(grep -c "working as a maps scanner" "$work/log")" = 1 ] ||
+	fail "the daemon without CAP_SYS_ADMIN did not say once that it works as a maps scanner"
+echo "ok 4 - without CAP_SYS_ADMIN the daemon works as a maps scanner and says so once"
+
+echo "watch: 4 passed, 0 failed"
+exit 0
