@@ -56,6 +56,11 @@ root=/usr/local/lib/preload-bench
 # programs live there and the benchmark's configuration accepts this one
 # directory.
 bindir=/usr/local/sbin/preload-bench
+# The cold launches run other copies, which the benchmark's exeprefix
+# rejects like the default one: a daemon that sees program starts through
+# fanotify (this one) would otherwise count a cold launch as a run of B
+# and, B "running", not read it ahead at the next cycle.
+coldbin=/usr/local/sbin/preload-bench-cold
 
 launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
 budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100
@@ -99,7 +104,7 @@ if [ "$set" = real ]; then
 	command -v strace > /dev/null || { echo "launch.sh: -s real needs strace"; exit 77; }
 	[ -r "$list" ] || { echo "launch.sh: no program list $list"; exit 1; }
 fi
-for dir in "$root" "$bindir"; do
+for dir in "$root" "$bindir" "$coldbin"; do
 	if [ -e "$dir" ]; then
 		echo "launch.sh: $dir exists (another run, or left over): remove it first" >&2
 		exit 1
@@ -131,7 +136,7 @@ cleanup() {
 	else
 		rm -rf "$root"
 	fi
-	rm -rf "$bindir"
+	rm -rf "$bindir" "$coldbin"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -190,7 +195,7 @@ make_synthetic() {
 	local g k i n f kb m groups=(core gui net media)
 
 	RANDOM=$seed
-	mkdir -p "$bindir"
+	mkdir -p "$bindir" "$coldbin"
 	for g in 0 1 2 3; do
 		if [ "$g" = 0 ]; then rnd 10 16; else rnd 6 12; fi
 		n=$r
@@ -229,6 +234,7 @@ make_synthetic() {
 			done
 		} > "$m"
 		cp "$benchapp" "$bindir/app$k"
+		cp "$benchapp" "$coldbin/app$k"
 		name[k]=app$k manifest[k]=$m
 		keep[k]="exec $bindir/app$k --sleep \$S $m"
 	done
@@ -266,6 +272,10 @@ trace_files() { # K
 		[ -f "$path" ] && echo "$kind $size $path"
 	done | sort -k3 > "$work/${name[k]}.manifest"
 	manifest[k]="$work/${name[k]}.manifest"
+	# The executables it ran (the first is the traced bash -c), as
+	# /proc/PID/exe names them, for exeprefix.
+	sed -n 's/.*execve("\([^"]*\)".* = 0$/\1/p' "$t" | tail -n +2 |
+		xargs -r -d '\n' readlink -f >> "$work/exes"
 }
 
 make_real() {
@@ -398,10 +408,11 @@ train() {
 	sleep "$((overlap + cycle))"
 }
 
-# One launch of program K, not kept alive, timed; sets us.
-launch_once() { # K
+# One launch of program K, not kept alive, timed; sets us. Synthetic
+# programs run from DIR.
+launch_once() { # K DIR
 	if [ "$set" = synthetic ]; then
-		us=$(nice -n "$prio" "$bindir/app$1" "${manifest[$1]}")
+		us=$(nice -n "$prio" "$2/app$1" "${manifest[$1]}")
 		[ -n "$us" ] || us=-1
 	else
 		time_run "$1"
@@ -419,8 +430,8 @@ residency() { # K
 # drifting over the run weighs on all three alike:
 #   cold        the daemon stopped (SIGSTOP to its process group, so
 #               0.6.4's readahead children stop too), the page cache
-#               dropped, B launched, the daemon continued; it never sees
-#               this B, which exits at once
+#               dropped, a copy of B that exeprefix rejects launched, the
+#               daemon continued; it never sees this B, which exits at once
 #   prefetched  the page cache dropped again, one full cycle in which the
 #               daemon predicts and reads ahead, the residency of B's files
 #               taken, B launched (and kept running beside A for a cycle,
@@ -445,9 +456,13 @@ measure() { # DAEMON
 		sleep 0.3
 		drop_caches
 		cres=$(residency "$b")
-		launch_once "$b"
+		launch_once "$b" "$coldbin"
 		cold=$us
 		[ -n "$dpid" ] && kill -CONT -- "-$dpid"
+		# A real program's cold launch is the program itself, and a
+		# daemon that sees starts counts it as running at its next scan:
+		# a cycle for it to see it stop again.
+		[ "$set" = real ] && sleep "$cycle"
 
 		drop_caches
 		s0=$(disk_sectors)
@@ -460,7 +475,7 @@ measure() { # DAEMON
 			bpid=$bg
 			wait_loaded "$out.b" "$bpid"
 			pre=$us
-			launch_once "$b"
+			launch_once "$b" "$bindir"
 			warm=$us
 		else
 			time_run "$b"
@@ -613,25 +628,6 @@ step=$((2 * cycle + 1)) overlap=$((cycle + 1)) settle=1.5
 # machine, CPU contention otherwise adds more noise than the cache saves.
 prio=-10
 
-cat > "$work/preload.conf" <<EOF
-# The launch benchmark's configuration, read by both daemons.
-[model]
-cycle = $cycle
-usecorrelation = true
-minsize = 2000000
-memtotal = $budget
-memfree = 0
-memcached = 0
-[system]
-doscan = true
-dopredict = true
-autosave = 3600
-mapprefix = /usr/;/lib;/var/cache/;!/
-exeprefix = $bindir/;!/usr/sbin/;!/usr/local/sbin/;/usr/;!/
-maxprocs = 30
-sortstrategy = 3
-EOF
-
 log "results in $work"
 echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps" > "$work/params"
 if [ "$set" = synthetic ]; then
@@ -645,6 +641,37 @@ else
 	log "tracing the programs of $list"
 	make_real
 fi
+# Only the benchmark's programs are learned. The machine is shared: other
+# people's builds and this script's own shell tools would take a share of
+# the budget that differs from one daemon's run to the next's (this
+# preload, which sees short programs through fanotify, learns them all).
+if [ "$set" = synthetic ]; then
+	exeprefix="$bindir/;!/"
+else
+	exeprefix="$(sort -u "$work/exes" | tr '\n' ';')!/"
+fi
+# $root/ leads mapprefix for this preload's fanotify watch, which marks the
+# file systems of the directories the prefix lists name: the slow disk is
+# one of its own. For the prefix rules it changes nothing (/usr/ accepts it).
+cat > "$work/preload.conf" <<EOF
+# The launch benchmark's configuration, read by both daemons.
+[model]
+cycle = $cycle
+usecorrelation = true
+minsize = 2000000
+memtotal = $budget
+memfree = 0
+memcached = 0
+[system]
+doscan = true
+dopredict = true
+autosave = 3600
+mapprefix = $root/;/usr/;/lib;/var/cache/;!/
+exeprefix = $exeprefix
+maxprocs = 30
+sortstrategy = 3
+EOF
+
 make_sequence
 : > "$work/launches.tsv"
 : > "$work/daemons.tsv"
