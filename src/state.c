@@ -99,9 +99,21 @@ static guint
 chain_pair_hash(gconstpointer p)
 {
 	const Markov *m = p;
+	guint64 x = GPOINTER_TO_SIZE(m->a), y = GPOINTER_TO_SIZE(m->b);
+	guint64 h;
 
-	/* XOR is symmetric, so (a, b) and (b, a) hash alike. */
-	return g_direct_hash(GSIZE_TO_POINTER(GPOINTER_TO_SIZE(m->a) ^ GPOINTER_TO_SIZE(m->b)));
+	/*
+	 * Ordered, so (a, b) and (b, a) hash alike, and mixed in every bit.
+	 * The XOR of the two addresses would be symmetric too, but exes sit
+	 * close together on the heap: for 5,000 of them the 12.5 million
+	 * pairs' XORs took some 230,000 values, 55 pairs to a value, and
+	 * loading such a state spent minutes probing the set.
+	 */
+	h = MIN(x, y) * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15) ^ MAX(x, y);
+	h ^= h >> 31;
+	h *= G_GUINT64_CONSTANT(0xbf58476d1ce4e5b9);
+	h ^= h >> 29;
+	return (guint)h;
 }
 
 static gboolean

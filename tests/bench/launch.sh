@@ -425,6 +425,27 @@ residency() { # K
 	"$benchapp" --residency "${manifest[$1]}" | awk '{ printf "%s%s\t%s", (NR > 1 ? "\t" : ""), $2, $3 }'
 }
 
+# On the benchmark's own disk, waits (at most one more cycle) until it has
+# read nothing for half a second, so that a readahead still running does
+# not compete with the launch: the throttling that makes the disk slow
+# queues every read alike, before the I/O scheduler could serve the
+# daemon's idle-class reads last as a real disk's would. Sets quiet_ms to
+# the time waited. On the shared root disk it does not wait.
+wait_quiet() {
+	local t0 last now still=0 limit
+	quiet_ms=0
+	[ -n "$loopdev" ] || return 0
+	t0=$(date +%s%N) limit=$((cycle * 1000))
+	last=$(disk_sectors)
+	while [ "$still" -lt 2 ] && [ "$quiet_ms" -lt "$limit" ]; do
+		sleep 0.25
+		now=$(disk_sectors)
+		if [ "$now" = "$last" ]; then still=$((still + 1)); else still=0; fi
+		last=$now
+		quiet_ms=$((($(date +%s%N) - t0) / 1000000))
+	done
+}
+
 # The measured launches of B after A, each giving three times taken
 # within seconds of each other, so that the load of a shared machine
 # drifting over the run weighs on all three alike:
@@ -438,7 +459,7 @@ residency() { # K
 #               as in the training)
 #   warm        B launched again while the first one runs
 measure() { # DAEMON
-	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window
+	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms
 	for ((i = 0; i < launches; i++)); do
 		a=${measure_a[i]} b=${fav[a]} out="$work/out.$d.$i"
 		start_keep "$a" 3600 "$out.a"
@@ -468,6 +489,7 @@ measure() { # DAEMON
 		s0=$(disk_sectors)
 		# One full cycle: every daemon predicts and reads ahead once.
 		sleep "$cycle"; sleep "$settle"
+		wait_quiet
 		res=$(residency "$b")
 		window=$((($(disk_sectors) - s0) * 512))
 		if [ "$set" = synthetic ]; then
@@ -485,9 +507,9 @@ measure() { # DAEMON
 			start_keep "$b" "$((cycle + 1))" /dev/null
 			bpid=$bg
 		fi
-		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
+		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
 			"${name[b]}" "$res" "$pre" "$cold" "$warm" "$f" \
-			"$(echo "$cres" | cut -f1,3)" "$window" >> "$work/launches.tsv"
+			"$(echo "$cres" | cut -f1,3)" "$window" "$quiet_ms" >> "$work/launches.tsv"
 		log "$d launch $i: ${name[a]} -> ${name[b]}: cold $cold, prefetched $pre, warm $warm us; resident $(echo "$res" | awk '{ printf "mmap %.0f %%, read %.0f %%", $2 ? 100 * $1 / $2 : 0, $4 ? 100 * $3 / $4 : 0 }')"
 		# B runs beside A for a cycle, as in the training; then both stop
 		# and the daemon sees them stopped before the next launch.
@@ -564,11 +586,11 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (
 # of resident bytes over sums of bytes), and what the daemon cost.
 summarise() {
 	local d col meds
-	printf 'set\tdaemon\tlaunches\tcold_us\tprefetched_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcold_mmap_hit\tcold_read_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\n' \
+	printf 'set\tdaemon\tlaunches\tcold_us\tprefetched_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcold_mmap_hit\tcold_read_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\tquiet_wait_ms\n' \
 		> "$work/summary.tsv"
 	for d in "${daemon_list[@]}"; do
 		meds=
-		for col in 11 10 12; do
+		for col in 11 10 12 17; do
 			meds="$meds $(awk -v s="$set" -v d="$d" -v c="$col" '$1 == s && $2 == d && $c >= 0 { print $c }' \
 				"$work/launches.tsv" | median)"
 		done
@@ -579,12 +601,12 @@ summarise() {
 			END {
 				split(costs, c, "\t")
 				split(meds, m, " ")
-				cold = m[1]; pre = m[2]; warm = m[3]
+				cold = m[1]; pre = m[2]; warm = m[3]; quiet = m[4]
 				gap = (cold != "-" && warm != "-" && cold - warm > 0) ? sprintf("%.4f", (cold - pre) / (cold - warm)) : "-"
-				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
+				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
 					s, d, n, cold, pre, warm, gap, ratio(mr, mt), ratio(rr, rt),
 					ratio(mr + rr, mt + rt), ratio(cm, mt), ratio(cr, rt),
-					c[3], c[4], c[5], c[6], c[7], c[8], c[2], f
+					c[3], c[4], c[5], c[6], c[7], c[8], c[2], f, quiet
 			}' "$work/launches.tsv" >> "$work/summary.tsv"
 	done
 	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[i] = $i; next }
