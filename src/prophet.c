@@ -35,7 +35,6 @@
  */
 #define PROPHET_KB_CAP (G_MAXINT64 / 400)
 
-
 static gint64
 budget_term(gint64 percent, guint64 kb)
 {
@@ -155,10 +154,13 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrel
 	tau = markov->time_to_leave[s];
 	/*
 	 * Nothing is known about leaving a state never left, and a mean
-	 * sojourn of a second or less is an artefact (real ones are at least
-	 * a cycle), not a basis for prediction.
+	 * sojourn under a second is an artefact (the model clock counts whole
+	 * seconds and a real sojourn lasts at least one step of it), not a
+	 * basis for prediction. 0.6.4 required more than a second, which at
+	 * its 10-second steps meant the same; at a 1-second cycle it threw
+	 * away every state left after one cycle.
 	 */
-	if (!(w[s] > 0) || !(tau > 1))
+	if (!(w[s] > 0) || !(tau >= 1))
 		return;
 
 	/* A negative correlation is evidence too: either way they are linked. */

@@ -80,6 +80,13 @@ G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
 /* Of a huge file, only this much is examined for resident pages. */
 #define MAX_EXAMINED ((guint64)1 << 30)
 
+/*
+ * A file opened in the window of which nothing is resident at its end was
+ * read and evicted since (memory pressure, the kernel's reclaimer, someone
+ * dropping caches). Up to this size it is learned whole rather than lost.
+ */
+#define EVICTED_WHOLE_MAX ((guint64)4 << 20)
+
 /* Resolved interpreter paths kept. */
 #define MAX_INTERPS 64
 
@@ -573,7 +580,8 @@ watch_ranges_new(void)
 
 /*
  * Appends the resident ranges of path, at most *budget bytes (which
- * shrinks). A file whose residency the kernel will not tell (see
+ * shrinks); a small file with nothing resident, whole (see
+ * EVICTED_WHOLE_MAX). A file whose residency the kernel will not tell (see
  * readahead_resident_pages) is left out: all that is known is that it
  * was opened, not what of it was read.
  */
@@ -604,6 +612,11 @@ learn_file(const char *path, GArray *ranges, guint64 *budget)
 		return;
 	(void)watch_spans_from_mincore(vec, pages, page, size, BRIDGE_PAGES,
 				       MAX_SPANS_PER_FILE, spans);
+	if (spans->len == 0 && size <= EVICTED_WHOLE_MAX) {
+		WatchSpan whole = { 0, size };
+
+		g_array_append_val(spans, whole);
+	}
 
 	for (guint i = 0; i < spans->len && *budget > 0; i++) {
 		const WatchSpan *span = &g_array_index(spans, WatchSpan, i);

@@ -149,11 +149,23 @@ START_TEST(test_bid_skips)
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 
-	/* Nor does a sojourn of a second or less. */
+	/* Nor does a sojourn under a second. */
 	m->weight[0][0] = 4;
-	m->time_to_leave[0] = 1;
+	m->time_to_leave[0] = 0.999;
 	prophet_bid(model, m, 20, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
+
+	/*
+	 * One of exactly a second does, at a 1-second cycle:
+	 * P_change = 1 - exp(-1.5) = 0.7768698398515702
+	 * a: ln(1 - 0.77686984 * 3/4.01) = -0.870360322993269
+	 * b: ln(1 - 0.77686984 * 2/4.01) = -0.490151243044294
+	 */
+	m->time_to_leave[0] = 1;
+	prophet_bid(model, m, 1, FALSE);
+	ck_assert_double_eq_tol(a->lnprob, -0.870360322993269, TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.490151243044294, TOL);
+	a->lnprob = b->lnprob = 0;
 
 	/* A corrupt state number is ignored, not an out-of-bounds read. */
 	m->time_to_leave[0] = 30;

@@ -1,0 +1,707 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The launch benchmark (root): how much of a program's start-up each
+# prefetcher saves, measured on real launches from the page cache state a
+# daemon leaves behind. See doc/benchmarks.md, "The launch benchmark".
+#
+#   launch.sh [-n LAUNCHES] [-c CYCLE] [-d DAEMONS] [-s SET] [-t STEPS]
+#             [-b PERCENT] [-D IOPS:MBPS|none] [-S SEED] [-a APPS] [-l LIST]
+#             [-o DIR]
+#
+#   -n  measured launches per daemon (16)
+#   -c  the daemons' cycle in seconds (2)
+#   -d  daemons, comma-separated, in the order they run:
+#       none (no daemon: the cold and warm launches), 0.6.4 (Debian's
+#       /usr/sbin/preload), this ($top_builddir/src/preload)
+#       (none,0.6.4,this)
+#   -s  synthetic: copies of bench-app (/usr/local/sbin/preload-bench/appK)
+#       that map and read generated files under /usr/local/lib/preload-bench
+#       (the default); real: the programs of LIST, timed by wall time
+#   -t  training steps, one program started per step (48)
+#   -b  the memory budget, percent of MemTotal, the same for both daemons
+#       (1; preload.conf memtotal = PERCENT, memfree = memcached = 0)
+#   -D  the synthetic programs' disk: a file system on a loop device
+#       whose reads are throttled to IOPS requests and MBPS MB per second
+#       (300:100, a slow disk), or none: the root file system as it is
+#   -S  seed of the world, the training walk and the launches (1)
+#   -a  synthetic programs (8)
+#   -l  the real programs (tests/bench/real.list)
+#   -o  results directory (a new /var/tmp/preload-launch.XXXXXX)
+#
+# Every daemon starts from an empty state with the same configuration,
+# runs alone, plays the same training sequence (a seeded walk in which
+# each program has a favourite successor), then the same measured
+# launches: the program A runs and its favourite B is launched three
+# times within seconds: cold (the daemon stopped, the page cache
+# dropped), prefetched (the page cache dropped, one cycle for the daemon
+# to read ahead, the residency of B's files taken with mincore, then the
+# launch) and warm (again, at once). "none" runs no daemon: its
+# prefetched launches are cold ones, a control. Writes launches.tsv (one
+# line per launch), daemons.tsv (costs), summary.tsv and summary.json to
+# the results directory and prints a table.
+#
+# This drops the page cache of the whole machine at every launch.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
+ours="$top_builddir/src/preload"
+benchapp="$top_builddir/tests/bench/bench-app"
+theirs=/usr/sbin/preload
+root=/usr/local/lib/preload-bench
+# Other preload daemons on a shared machine (tests, other branches) learn
+# every program they see, and read it ahead: they would prefetch for the
+# "none" launches. The default exeprefix rejects /usr/local/sbin/, so the
+# programs live there and the benchmark's configuration accepts this one
+# directory.
+bindir=/usr/local/sbin/preload-bench
+# The cold launches run other copies, which the benchmark's exeprefix
+# rejects like the default one: a daemon that sees program starts through
+# fanotify (this one) would otherwise count a cold launch as a run of B
+# and, B "running", not read it ahead at the next cycle.
+coldbin=/usr/local/sbin/preload-bench-cold
+
+launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
+budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100
+
+usage() { sed -n '/^#   launch.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while getopts "n:c:d:s:t:b:D:S:a:l:o:h" opt; do
+	case $opt in
+	n) launches=$OPTARG ;; c) cycle=$OPTARG ;; d) daemons=$OPTARG ;;
+	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;; D) slow=$OPTARG ;;
+	S) seed=$OPTARG ;; a) napps=$OPTARG ;; l) list=$OPTARG ;; o) out=$OPTARG ;;
+	h) usage 0 ;; *) usage ;;
+	esac
+done
+for v in "$launches" "$cycle" "$steps" "$budget" "$seed" "$napps"; do
+	case $v in '' | *[!0-9]*) echo "launch.sh: not a number: '$v'" >&2; usage ;; esac
+done
+[ "$cycle" -ge 2 ] || { echo "launch.sh: the cycle is at least 2 s" >&2; exit 2; }
+[ "$budget" -ge 1 ] && [ "$budget" -le 100 ] || { echo "launch.sh: -b is 1..100" >&2; exit 2; }
+case $set in synthetic | real) ;; *) echo "launch.sh: -s synthetic|real" >&2; exit 2 ;; esac
+[ "$set" = real ] && slow=none
+if [ "$slow" != none ]; then
+	[[ $slow =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "launch.sh: -D IOPS:MBPS or none" >&2; exit 2; }
+	iops=${slow%:*} mbps=${slow#*:}
+fi
+throttle=/sys/fs/cgroup/blkio
+if [ "$slow" != none ] && [ ! -w "$throttle/blkio.throttle.read_iops_device" ]; then
+	echo "launch.sh: no cgroup v1 blkio throttling here: use -D none" >&2
+	exit 77
+fi
+IFS=, read -r -a daemon_list <<< "$daemons"
+for d in "${daemon_list[@]}"; do
+	case $d in none | 0.6.4 | this) ;; *) echo "launch.sh: unknown daemon '$d'" >&2; exit 2 ;; esac
+done
+
+[ "$(id -u)" = 0 ] || { echo "launch.sh: needs root (drop_caches, mincore on any file)"; exit 77; }
+[ -x "$benchapp" ] || { echo "launch.sh: build first: $benchapp missing"; exit 1; }
+case ,$daemons, in *,this,*) [ -x "$ours" ] || { echo "launch.sh: build first: $ours missing"; exit 1; } ;; esac
+case ,$daemons, in *,0.6.4,*) [ -x "$theirs" ] ||
+	{ echo "launch.sh: needs Debian's preload 0.6.4: apt-get install -y preload"; exit 77; } ;; esac
+if [ "$set" = real ]; then
+	command -v strace > /dev/null || { echo "launch.sh: -s real needs strace"; exit 77; }
+	[ -r "$list" ] || { echo "launch.sh: no program list $list"; exit 1; }
+fi
+for dir in "$root" "$bindir" "$coldbin"; do
+	if [ -e "$dir" ]; then
+		echo "launch.sh: $dir exists (another run, or left over): remove it first" >&2
+		exit 1
+	fi
+done
+if [ -n "$out" ]; then
+	mkdir -p "$out" || exit 1
+	work=$(cd "$out" && pwd)
+else
+	work=$(mktemp -d /var/tmp/preload-launch.XXXXXX) || exit 1
+fi
+
+# Everything started here, so that it all stops here, and only that.
+started=() loopdev= majmin=
+cleanup() {
+	local p
+	for p in "${started[@]}"; do
+		kill -CONT -- "-$p" 2> /dev/null
+		kill -TERM -- "-$p" 2> /dev/null || kill -TERM "$p" 2> /dev/null
+	done
+	wait 2> /dev/null
+	if [ -n "$loopdev" ]; then
+		umount "$root" 2> /dev/null
+		echo "$majmin 0" > "$throttle/blkio.throttle.read_iops_device"
+		echo "$majmin 0" > "$throttle/blkio.throttle.read_bps_device"
+		losetup -d "$loopdev"
+		rm -f "$work/disk.img"
+		rmdir "$root"
+	else
+		rm -rf "$root"
+	fi
+	rm -rf "$bindir" "$coldbin"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
+
+# r = a uniform integer in [LO, HI]. No command substitution: bash
+# reseeds RANDOM in a subshell, and the world must follow from the seed.
+rnd() { r=$(($1 + RANDOM % ($2 - $1 + 1))); }
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# ---- the slow disk ----------------------------------------------------------
+#
+# This machine's disk is a virtual one that the host serves from its own
+# cache at over 1 GB/s, so a cold start here costs little more than a warm
+# one: CPU, not I/O. The synthetic programs go instead on an ext4 file
+# system in a loop device (direct I/O, so its image is not cached twice)
+# whose reads the blkio controller throttles for every process alike,
+# the daemons included: a disk of IOPS requests and MBPS MB per second.
+# Its readahead window is the root disk's, so that the kernel caps one
+# readahead(2) call as it does there.
+make_slow_disk() {
+	local ra
+	truncate -s 2G "$work/disk.img" || exit 1
+	# No lazy initialisation: its writes would run during the benchmark.
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/disk.img" || exit 1
+	loopdev=$(losetup --direct-io=on -f --show "$work/disk.img") || exit 1
+	majmin=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
+	mkdir -p "$root"
+	mount "$loopdev" "$root" || exit 1
+	echo "$majmin $iops" > "$throttle/blkio.throttle.read_iops_device"
+	echo "$majmin $((mbps * 1024 * 1024))" > "$throttle/blkio.throttle.read_bps_device"
+	ra=$(cat "/sys/block/$disk/queue/read_ahead_kb")
+	echo "$ra" > "/sys/block/${loopdev#/dev/}/queue/read_ahead_kb"
+	disk=${loopdev#/dev/}
+}
+
+# ---- the programs -----------------------------------------------------------
+#
+# For program k: name[k]; manifest[k], the files whose residency is taken
+# before it is launched; run[k], the command timed at a launch (real set);
+# keep[k], the command that runs it for $S seconds.
+name=() manifest=() run=() keep=()
+
+# Synthetic programs are copies of bench-app, each its own executable, with
+# a manifest of "libraries" (mapped) and data (read()) in the sizes of a
+# desktop application: shared library groups that several programs map
+# (a core group that all map), private libraries, one large private
+# library, one data file of a few MB and many small resource files, plus a
+# group of shared "fonts" that half of them read. Starting a program is
+# mostly faulting these in. On this machine's disk (a virtio disk that
+# reads large files at over 1 GB/s) the many small files are where a cold
+# start loses most of its time, as for real programs.
+make_synthetic() {
+	local g k i n f kb m groups=(core gui net media)
+
+	RANDOM=$seed
+	mkdir -p "$bindir" "$coldbin"
+	for g in 0 1 2 3; do
+		if [ "$g" = 0 ]; then rnd 10 16; else rnd 6 12; fi
+		n=$r
+		for ((i = 0; i < n; i++)); do
+			rnd 64 2048
+			echo "mmap $((r / 4 * 4))K $root/lib/${groups[g]}/lib${groups[g]}-$i.so"
+		done > "$work/group$g"
+	done
+	for ((i = 0; i < 16; i++)); do
+		rnd 64 1024
+		echo "read $((r / 4 * 4))K $root/share/fonts/font-$i.ttf"
+	done > "$work/fonts"
+	for ((k = 0; k < napps; k++)); do
+		m="$root/app$k.manifest"
+		{
+			cat "$work/group0"
+			for g in 1 2 3; do
+				rnd 0 1
+				[ "$r" = 1 ] && cat "$work/group$g"
+			done
+			rnd 0 1
+			[ "$r" = 1 ] && cat "$work/fonts"
+			rnd 8 24
+			echo "mmap ${r}M $root/app$k/libapp$k-main.so"
+			rnd 25 45; n=$r
+			for ((i = 0; i < n; i++)); do
+				rnd 64 2048
+				echo "mmap $((r / 4 * 4))K $root/app$k/libapp$k-$i.so"
+			done
+			rnd 4 16
+			echo "read ${r}M $root/share/app$k/data.pak"
+			rnd 30 80; n=$r
+			for ((i = 0; i < n; i++)); do
+				rnd 16 256
+				echo "read $((r / 4 * 4))K $root/share/app$k/res-$i.dat"
+			done
+		} > "$m"
+		cp "$benchapp" "$bindir/app$k"
+		cp "$benchapp" "$coldbin/app$k"
+		name[k]=app$k manifest[k]=$m
+		keep[k]="exec $bindir/app$k --sleep \$S $m"
+	done
+	sort -u -k3 "$root"/app*.manifest > "$work/create.manifest"
+	awk '{ sub(/\/[^\/]*$/, "", $3); print $3 }' "$work/create.manifest" | sort -u |
+		xargs mkdir -p
+	"$benchapp" --create "$work/create.manifest" || exit 1
+	sync
+	awk '{ n[$1]++ } END { printf "%d files mapped, %d read\n", n["mmap"], n["read"] }' \
+		"$work/create.manifest"
+}
+
+# A real program's files: what it maps (its executables and every mmap of
+# a file) and what it only opens, from one traced run. Whole files are
+# counted, so the ratios are approximate: a program maps all of a large
+# file (java's modules image) but touches a part.
+trace_files() { # K
+	local k=$1 t="$work/strace.$1"
+
+	(cd "$work" && strace -f -qq -y -o "$t" -e trace=execve,openat,open,mmap \
+		bash -c "${run[k]}" > /dev/null 2>&1)
+	{
+		sed -n 's/.*execve("\([^"]*\)".* = 0$/M \1/p' "$t"
+		sed -n '/ mmap(/s/.*, [0-9]*<\([^>]*\)>, .*/M \1/p' "$t"
+		sed -n '/open/s/.* = [0-9]*<\([^>]*\)>$/O \1/p' "$t"
+	} | awk '
+		$2 ~ /^\/(proc|sys|dev|tmp|run)\// { next }
+		{ p = substr($0, 3) }
+		$1 == "M" { mapped[p] = 1; next }
+		{ opened[p] = 1 }
+		END {
+			for (p in mapped) print "mmap 0 " p
+			for (p in opened) if (!(p in mapped)) print "read 0 " p
+		}' | while read -r kind size path; do
+		[ -f "$path" ] && echo "$kind $size $path"
+	done | sort -k3 > "$work/${name[k]}.manifest"
+	manifest[k]="$work/${name[k]}.manifest"
+	# The executables it ran (the first is the traced bash -c), as
+	# /proc/PID/exe names them, for exeprefix.
+	sed -n 's/.*execve("\([^"]*\)".* = 0$/\1/p' "$t" | tail -n +2 |
+		xargs -r -d '\n' readlink -f >> "$work/exes"
+}
+
+make_real() {
+	local k=0 n s c
+
+	cat > "$work/small.cpp" <<'CPP'
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+int main() { std::map<std::string, std::vector<int>> m; m["a"].push_back(1); std::cout << m.size() << '\n'; }
+CPP
+	cat > "$work/Wait.java" <<'JAVA'
+public class Wait { public static void main(String[] a) throws Exception { if (a.length > 0) Thread.sleep(Long.parseLong(a[0]) * 1000); } }
+JAVA
+	if grep -q Wait "$list"; then
+		(cd "$work" && javac Wait.java) || { echo "launch.sh: javac failed" >&2; exit 1; }
+	fi
+	while IFS=$'\t' read -r n c s; do
+		case $n in '' | '#'*) continue ;; esac
+		name[k]=$n run[k]=$c keep[k]=$s
+		trace_files "$k"
+		k=$((k + 1))
+	done < "$list"
+	napps=$k
+	for ((k = 0; k < napps; k++)); do
+		awk -v n="${name[k]}" '{ c[$1]++ } END { printf "%s: %d files mapped, %d read\n", n, c["mmap"], c["read"] }' \
+			"${manifest[k]}"
+	done
+}
+
+# ---- the sequence -----------------------------------------------------------
+#
+# Each program has a favourite successor (one cycle through all of them, in
+# a seeded order) that follows it 80 % of the time; otherwise another one,
+# uniformly. The measured launches are pairs (A, its favourite).
+make_sequence() {
+	local order=() i j t k
+
+	RANDOM=$((seed + 1000))
+	for ((i = 0; i < napps; i++)); do order[i]=$i; done
+	for ((i = napps - 1; i > 0; i--)); do
+		rnd 0 "$i"; j=$r
+		t=${order[i]} order[i]=${order[j]} order[j]=$t
+	done
+	for ((i = 0; i < napps; i++)); do
+		fav[order[i]]=${order[(i + 1) % napps]}
+	done
+	k=${order[0]}
+	train=()
+	for ((i = 0; i < steps; i++)); do
+		train+=("$k")
+		rnd 1 10
+		if [ "$r" -le 8 ]; then
+			k=${fav[k]}
+		else
+			rnd 1 $((napps - 1)); k=$(((k + r) % napps))
+		fi
+	done
+	measure_a=()
+	for ((i = 0; i < launches; i++)); do
+		measure_a+=("${order[i % napps]}")
+	done
+	{
+		for ((i = 0; i < napps; i++)); do
+			echo "# ${name[i]} -> ${name[fav[i]]}"
+		done
+		echo "train ${train[*]}"
+		echo "measure ${measure_a[*]}"
+	} > "$work/sequence"
+}
+
+# ---- running programs -------------------------------------------------------
+
+# Starts program K for S seconds in its own process group; pid in bg.
+# With PRIO, at that nice value.
+start_keep() { # K S OUTPUT [PRIO]
+	(cd "$work" && S=$2 exec nice -n "${4:-0}" setsid bash -c "${keep[$1]}") > "$3" 2>&1 &
+	bg=$!
+	started+=("$bg")
+}
+
+# Waits until a synthetic program has printed its load time (it has
+# faulted in its files); sets us.
+wait_loaded() { # OUTPUT PID
+	local i
+	us=
+	for ((i = 0; i < 1000; i++)); do
+		read -r us 2> /dev/null < "$1"
+		[ -n "$us" ] && return 0
+		kill -0 "$2" 2> /dev/null || break
+		sleep 0.02
+	done
+	us=-1
+	return 1
+}
+
+# Wall time of one run of a real program, in microseconds; sets us.
+time_run() { # K
+	local t0 t1
+	t0=$(date +%s%N)
+	(cd "$work" && exec nice -n "$prio" bash -c "${run[$1]}") > /dev/null 2>&1
+	t1=$(date +%s%N)
+	us=$(((t1 - t0) / 1000))
+}
+
+stop_group() { # PID
+	kill -TERM -- "-$1" 2> /dev/null || kill -TERM "$1" 2> /dev/null
+	wait "$1" 2> /dev/null
+}
+
+# Other preload daemons on the machine learn the same programs and read
+# them ahead too; they are counted at every launch and reported.
+foreign() {
+	local n=0 p
+	for p in $(pgrep -x preload); do
+		[ "$p" = "${dpid:-}" ] || n=$((n + 1))
+	done
+	echo "$n"
+}
+
+train() {
+	local i k
+	for ((i = 0; i < ${#train[@]}; i++)); do
+		k=${train[i]}
+		start_keep "$k" "$((step + overlap))" /dev/null
+		sleep "$step"
+	done
+	sleep "$((overlap + cycle))"
+}
+
+# One launch of program K, not kept alive, timed; sets us. Synthetic
+# programs run from DIR.
+launch_once() { # K DIR
+	if [ "$set" = synthetic ]; then
+		us=$(nice -n "$prio" "$2/app$1" "${manifest[$1]}")
+		[ -n "$us" ] || us=-1
+	else
+		time_run "$1"
+	fi
+}
+
+# Page cache residency of program K's files: "mmap_res mmap_total
+# read_res read_total", tab-separated.
+residency() { # K
+	"$benchapp" --residency "${manifest[$1]}" | awk '{ printf "%s%s\t%s", (NR > 1 ? "\t" : ""), $2, $3 }'
+}
+
+# On the benchmark's own disk, waits (at most one more cycle) until it has
+# read nothing for half a second, so that a readahead still running does
+# not compete with the launch: the throttling that makes the disk slow
+# queues every read alike, before the I/O scheduler could serve the
+# daemon's idle-class reads last as a real disk's would. Sets quiet_ms to
+# the time waited. On the shared root disk it does not wait.
+wait_quiet() {
+	local t0 last now still=0 limit
+	quiet_ms=0
+	[ -n "$loopdev" ] || return 0
+	t0=$(date +%s%N) limit=$((cycle * 1000))
+	last=$(disk_sectors)
+	while [ "$still" -lt 2 ] && [ "$quiet_ms" -lt "$limit" ]; do
+		sleep 0.25
+		now=$(disk_sectors)
+		if [ "$now" = "$last" ]; then still=$((still + 1)); else still=0; fi
+		last=$now
+		quiet_ms=$((($(date +%s%N) - t0) / 1000000))
+	done
+}
+
+# The measured launches of B after A, each giving three times taken
+# within seconds of each other, so that the load of a shared machine
+# drifting over the run weighs on all three alike:
+#   cold        the daemon stopped (SIGSTOP to its process group, so
+#               0.6.4's readahead children stop too), the page cache
+#               dropped, a copy of B that exeprefix rejects launched, the
+#               daemon continued; it never sees this B, which exits at once
+#   prefetched  the page cache dropped again, one full cycle in which the
+#               daemon predicts and reads ahead, the residency of B's files
+#               taken, B launched (and kept running beside A for a cycle,
+#               as in the training)
+#   warm        B launched again while the first one runs
+measure() { # DAEMON
+	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms
+	for ((i = 0; i < launches; i++)); do
+		a=${measure_a[i]} b=${fav[a]} out="$work/out.$d.$i"
+		start_keep "$a" 3600 "$out.a"
+		apid=$bg
+		if [ "$set" = synthetic ]; then
+			wait_loaded "$out.a" "$apid"
+		else
+			sleep 1
+		fi
+		# The daemon sees A: a scan, and half a cycle later the update.
+		sleep "$cycle"; sleep 0.5
+		f=$(foreign)
+
+		[ -n "$dpid" ] && kill -STOP -- "-$dpid"
+		sleep 0.3
+		drop_caches
+		cres=$(residency "$b")
+		launch_once "$b" "$coldbin"
+		cold=$us
+		[ -n "$dpid" ] && kill -CONT -- "-$dpid"
+		# A real program's cold launch is the program itself, and a
+		# daemon that sees starts counts it as running at its next scan:
+		# a cycle for it to see it stop again.
+		[ "$set" = real ] && sleep "$cycle"
+
+		drop_caches
+		s0=$(disk_sectors)
+		# One full cycle: every daemon predicts and reads ahead once.
+		sleep "$cycle"; sleep "$settle"
+		wait_quiet
+		res=$(residency "$b")
+		window=$((($(disk_sectors) - s0) * 512))
+		if [ "$set" = synthetic ]; then
+			start_keep "$b" "$((cycle + 1))" "$out.b" "$prio"
+			bpid=$bg
+			wait_loaded "$out.b" "$bpid"
+			pre=$us
+			launch_once "$b" "$bindir"
+			warm=$us
+		else
+			time_run "$b"
+			pre=$us
+			time_run "$b"
+			warm=$us
+			start_keep "$b" "$((cycle + 1))" /dev/null
+			bpid=$bg
+		fi
+		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
+			"${name[b]}" "$res" "$pre" "$cold" "$warm" "$f" \
+			"$(echo "$cres" | cut -f1,3)" "$window" "$quiet_ms" >> "$work/launches.tsv"
+		log "$d launch $i: ${name[a]} -> ${name[b]}: cold $cold, prefetched $pre, warm $warm us; resident $(echo "$res" | awk '{ printf "mmap %.0f %%, read %.0f %%", $2 ? 100 * $1 / $2 : 0, $4 ? 100 * $3 / $4 : 0 }')"
+		# B runs beside A for a cycle, as in the training; then both stop
+		# and the daemon sees them stopped before the next launch.
+		sleep "$((cycle + 1))"
+		stop_group "$apid"
+		stop_group "$bpid"
+		rm -f "$out.a" "$out.b"
+		sleep "$cycle"
+	done
+}
+
+# ---- the daemons ------------------------------------------------------------
+
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13 + $14 + $15) / hz }' "/proc/$1/stat"; }
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+disk_sectors() { awk -v d="$disk" '$3 == d { print $6 }' /proc/diskstats; }
+
+run_daemon() { # NAME
+	local d=$1 t0 s0 sampler cpu=- hwm=- anon=- io=- state=- secs sectors
+	local conf="$work/preload.conf" statefile="$work/$1.state"
+	dpid=
+	drop_caches
+	t0=$SECONDS s0=$(disk_sectors)
+	case $d in
+	0.6.4)
+		# Debian's init script runs it in the idle I/O class; this
+		# preload puts itself there.
+		setsid ionice -c3 "$theirs" -f -c "$conf" -s "$statefile" -l "$work/$d.log" -V 4 &
+		dpid=$! ;;
+	this)
+		setsid "$ours" -f -c "$conf" -s "$statefile" -l "$work/$d.log" -V 4 &
+		dpid=$! ;;
+	esac
+	if [ -n "$dpid" ]; then
+		started+=("$dpid")
+		sleep 1
+		kill -0 "$dpid" 2> /dev/null || { echo "launch.sh: $d did not start, see $work/$d.log" >&2; exit 1; }
+		# Peak private (anonymous) memory: file-backed RSS moves with
+		# the page cache, not with the daemon.
+		(while kill -0 "$dpid" 2> /dev/null; do
+			status_kb "$dpid" RssAnon
+			sleep 1
+		done) > "$work/$d.rss" 2> /dev/null &
+		sampler=$!
+		log "$d: training, ${#train[@]} steps of $step s"
+		train
+	fi
+	log "$d: $launches measured launches"
+	measure "$d"
+	if [ -n "$dpid" ]; then
+		cpu=$(cpu_s "$dpid")
+		hwm=$(status_kb "$dpid" VmHWM)
+		# Includes the children it reaped: 0.6.4 reads ahead in forks.
+		io=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$dpid/io")
+		kill -TERM "$dpid"
+		wait "$dpid" 2> /dev/null
+		wait "$sampler" 2> /dev/null
+		anon=$(sort -n "$work/$d.rss" | tail -1)
+		state=$(stat -c %s "$statefile" 2> /dev/null || echo 0)
+		dpid=
+	fi
+	secs=$((SECONDS - t0))
+	sectors=$(($(disk_sectors) - s0))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$d" "$secs" "$cpu" "$hwm" "$anon" "$state" \
+		"$io" "$((sectors * 512))" >> "$work/daemons.tsv"
+}
+
+# ---- results ----------------------------------------------------------------
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# Per daemon: medians of the three times of its own launches, the gap
+# closed from those medians, byte hit ratios over all its launches (sums
+# of resident bytes over sums of bytes), and what the daemon cost.
+summarise() {
+	local d col meds
+	printf 'set\tdaemon\tlaunches\tcold_us\tprefetched_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcold_mmap_hit\tcold_read_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\tquiet_wait_ms\n' \
+		> "$work/summary.tsv"
+	for d in "${daemon_list[@]}"; do
+		meds=
+		for col in 11 10 12 17; do
+			meds="$meds $(awk -v s="$set" -v d="$d" -v c="$col" '$1 == s && $2 == d && $c >= 0 { print $c }' \
+				"$work/launches.tsv" | median)"
+		done
+		awk -v s="$set" -v d="$d" -v meds="$meds" \
+			-v costs="$(awk -v d="$d" '$1 == d' "$work/daemons.tsv")" '
+			function ratio(a, b) { return b > 0 ? sprintf("%.4f", a / b) : "-" }
+			$1 == s && $2 == d { n++; mr += $6; mt += $7; rr += $8; rt += $9; f += $13; cm += $14; cr += $15 }
+			END {
+				split(costs, c, "\t")
+				split(meds, m, " ")
+				cold = m[1]; pre = m[2]; warm = m[3]; quiet = m[4]
+				gap = (cold != "-" && warm != "-" && cold - warm > 0) ? sprintf("%.4f", (cold - pre) / (cold - warm)) : "-"
+				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
+					s, d, n, cold, pre, warm, gap, ratio(mr, mt), ratio(rr, rt),
+					ratio(mr + rr, mt + rt), ratio(cm, mt), ratio(cr, rt),
+					c[3], c[4], c[5], c[6], c[7], c[8], c[2], f, quiet
+			}' "$work/launches.tsv" >> "$work/summary.tsv"
+	done
+	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[i] = $i; next }
+		{
+			printf "{"
+			for (i = 1; i <= NF; i++)
+				printf "%s\"%s\": %s", (i > 1 ? ", " : ""), k[i],
+					($i ~ /^-?[0-9]+(\.[0-9]+)?$/) ? $i : ($i == "-" ? "null" : "\"" $i "\"")
+			print "}"
+		}' "$work/summary.tsv" > "$work/summary.json"
+}
+
+print_table() {
+	awk -F'\t' '
+		function pct(x) { return x == "-" ? "-" : sprintf("%.1f %%", 100 * x) }
+		function ms(x) { return x == "-" ? "-" : sprintf("%.1f", x / 1000) }
+		function mb(x) { return x == "-" || x == "" ? "-" : sprintf("%.1f", x / 1048576) }
+		NR == 1 {
+			printf "%-6s %8s %8s %8s %7s %8s %8s %7s %8s %8s %8s %8s %8s\n", "daemon", "cold",
+				"prefetch", "warm", "gap", "hit mmap", "hit read", "CPU", "peak RSS",
+				"peak anon", "state", "daemon rd", "disk rd"
+			printf "%-6s %8s %8s %8s %7s %8s %8s %7s %8s %8s %8s %8s %8s\n", "", "ms", "ms", "ms",
+				"closed", "(cold)", "(cold)", "s", "KB", "KB", "KB", "MB", "MB"
+			next
+		}
+		{
+			printf "%-6s %8s %8s %8s %7s %8s %8s %7s %8s %8s %8s %8s %8s%s\n", $2, ms($4), ms($5),
+				ms($6), pct($7), pct($8), pct($9), $13, $14, $15,
+				($16 == "-" ? "-" : sprintf("%.1f", $16 / 1024)), mb($17), mb($18),
+				($20 > 0 ? "  (other preload daemons ran at " $20 " launches)" : "")
+			printf "%-6s %8s %8s %8s %7s %8s %8s\n", "", "", "", "", "", pct($11), pct($12)
+		}' "$work/summary.tsv"
+}
+
+# ---- main -------------------------------------------------------------------
+
+disk=$(lsblk -no PKNAME "$(findmnt -no SOURCE /)" 2> /dev/null)
+[ -n "$disk" ] || disk=$(basename "$(findmnt -no SOURCE /)")
+step=$((2 * cycle + 1)) overlap=$((cycle + 1)) settle=1.5
+# Measured launches run before other work on the machine: on a shared
+# machine, CPU contention otherwise adds more noise than the cache saves.
+prio=-10
+
+log "results in $work"
+echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps" > "$work/params"
+if [ "$set" = synthetic ]; then
+	if [ "$slow" != none ]; then
+		log "a slow disk for the programs: $iops reads/s, $mbps MB/s"
+		make_slow_disk
+	fi
+	log "creating $napps programs under $root"
+	make_synthetic
+else
+	log "tracing the programs of $list"
+	make_real
+fi
+# Only the benchmark's programs are learned. The machine is shared: other
+# people's builds and this script's own shell tools would take a share of
+# the budget that differs from one daemon's run to the next's (this
+# preload, which sees short programs through fanotify, learns them all).
+if [ "$set" = synthetic ]; then
+	exeprefix="$bindir/;!/"
+else
+	exeprefix="$(sort -u "$work/exes" | tr '\n' ';')!/"
+fi
+# $root/ leads mapprefix for this preload's fanotify watch, which marks the
+# file systems of the directories the prefix lists name: the slow disk is
+# one of its own. For the prefix rules it changes nothing (/usr/ accepts it).
+cat > "$work/preload.conf" <<EOF
+# The launch benchmark's configuration, read by both daemons.
+[model]
+cycle = $cycle
+usecorrelation = true
+minsize = 2000000
+memtotal = $budget
+memfree = 0
+memcached = 0
+[system]
+doscan = true
+dopredict = true
+autosave = 3600
+mapprefix = $root/;/usr/;/lib;/var/cache/;!/
+exeprefix = $exeprefix
+maxprocs = 30
+sortstrategy = 3
+EOF
+
+make_sequence
+: > "$work/launches.tsv"
+: > "$work/daemons.tsv"
+n=$(foreign)
+[ "$n" -gt 0 ] && log "warning: $n other preload daemon(s) running; they may read the programs ahead too"
+for d in "${daemon_list[@]}"; do
+	run_daemon "$d"
+done
+summarise
+print_table | tee "$work/table.txt"
+echo "results: $work"
