@@ -1242,8 +1242,8 @@ state_format(Model *model)
 		if (exe->seq >= G_MAXUINT - 1)
 			continue;
 		/*
-		 * Runs of uses of consecutive maps with the same probability make
-		 * one line: maps are numbered in order of first use, so an exe's
+		 * Runs of uses of consecutive maps with the same probability and
+		 * origin make one line: maps are numbered in order of first use, so an exe's
 		 * own maps, and a library's segments, mostly are consecutive.
 		 */
 		for (guint j = 0; j < exe->exemaps->len;) {
@@ -1259,7 +1259,7 @@ state_format(Model *model)
 				const ExeMap *next = &g_array_index(exe->exemaps, ExeMap, j + count);
 
 				if (next->map->seq != em->map->seq + count ||
-				    saveable(next->prob, 0, 1) != prob)
+				    saveable(next->prob, 0, 1) != prob || next->origin != em->origin)
 					break;
 				count++;
 			}

@@ -848,6 +848,47 @@ END_TEST
  * without strtod, the rest with it. Each EXE time below must read back as
  * the very double g_ascii_strtod() makes of its text.
  */
+/*
+ * A run of consecutive maps is cut where the origin changes: mapped,
+ * read, read, mapped (maps 0 to 3) are three EXEMAP lines, and each use
+ * loads back with its own origin.
+ */
+START_TEST(test_save_runs_keep_origin)
+{
+	g_autoptr(Model) model = model_new();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = NULL;
+	static const ExeMapOrigin origins[] = { EXEMAP_MAPPED, EXEMAP_READ, EXEMAP_READ, EXEMAP_MAPPED };
+	Exe *x = add_exe(model, "/usr/bin/x", 10, 5);
+	Exe *y;
+
+	model->time = 10;
+	for (guint i = 0; i < G_N_ELEMENTS(origins); i++) {
+		g_autofree char *lib = g_strdup_printf("/usr/lib/l%u", i);
+
+		exe_add_map_origin(model, x, map_new(lib, 0, 4096, 5), 1.0, origins[i]);
+	}
+	ck_assert(state_save(model, path, &error));
+	ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+	ck_assert_ptr_nonnull(strstr(text, "EXEMAP\t0\t0\t1\t0\t1\n"
+					   "EXEMAP\t0\t1\t1\t1\t2\n"
+					   "EXEMAP\t0\t3\t1\t0\t1\n"));
+
+	loaded = state_load(path, &error);
+	ck_assert_msg(loaded != NULL, "%s", error ? error->message : "");
+	y = model_lookup_exe(loaded, "/usr/bin/x");
+	ck_assert_uint_eq(y->exemaps->len, 4);
+	for (guint i = 0; i < G_N_ELEMENTS(origins); i++) {
+		const ExeMap *em = &g_array_index(y->exemaps, ExeMap, i);
+		guint n = (guint)(em->map->path[strlen(em->map->path) - 1] - '0');
+
+		ck_assert_int_eq(em->origin, origins[n]);
+	}
+}
+END_TEST
+
 START_TEST(test_load_reals_exact)
 {
 	static const char *const reals[] = {
@@ -1575,6 +1616,7 @@ state_suite(void)
 	tcase_add_loop_test(tc, test_load_bad_file, 0, (int)G_N_ELEMENTS(bad_files));
 	tcase_add_test(tc, test_load_valid_text_v2);
 	tcase_add_test(tc, test_load_reals_exact);
+	tcase_add_test(tc, test_save_runs_keep_origin);
 	tcase_add_test(tc, test_load_v1_saves_v2);
 	tcase_add_test(tc, test_save_ages);
 	tcase_add_test(tc, test_load_nul_byte);
