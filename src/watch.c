@@ -579,14 +579,14 @@ watch_ranges_new(void)
 }
 
 /*
- * Appends the resident ranges of path, at most *budget bytes (which
- * shrinks); a small file with nothing resident, whole (see
+ * Appends the resident ranges of path; a small file with nothing
+ * resident, whole (see
  * EVICTED_WHOLE_MAX). A file whose residency the kernel will not tell (see
  * readahead_resident_pages) is left out: all that is known is that it
  * was opened, not what of it was read.
  */
 static void
-learn_file(const char *path, GArray *ranges, guint64 *budget)
+learn_file(const char *path, GArray *ranges)
 {
 	g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(WatchSpan));
 	g_autofree guint8 *vec = NULL;
@@ -618,14 +618,13 @@ learn_file(const char *path, GArray *ranges, guint64 *budget)
 		g_array_append_val(spans, whole);
 	}
 
-	for (guint i = 0; i < spans->len && *budget > 0; i++) {
+	for (guint i = 0; i < spans->len; i++) {
 		const WatchSpan *span = &g_array_index(spans, WatchSpan, i);
 		WatchRange range;
 
 		range.path = g_strdup(path);
 		range.offset = span->offset;
-		range.length = MIN(span->length, *budget);
-		*budget -= range.length;
+		range.length = span->length;
 		g_array_append_val(ranges, range);
 	}
 }
@@ -643,7 +642,6 @@ struct Watch {
 	gpointer user_data;
 	pid_t self;
 	gboolean reads;           /* open events are watched */
-	guint64 max_bytes;        /* of a learned set, per window */
 	GHashTable *interps;      /* PT_INTERP text -> resolved path ("" if none) */
 	char *description;
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
@@ -692,11 +690,17 @@ finish_windows(Watch *watch)
 	for (guint i = 0; i < done->len; i++) {
 		const WatchWindow *window = g_ptr_array_index(done, i);
 		g_autoptr(GArray) ranges = watch_ranges_new();
-		guint64 budget = watch->max_bytes;
 
-		for (guint j = 0; j < window->files->len && budget > 0; j++)
+		/*
+		 * No byte cap here: the window also holds the libraries the
+		 * program opened to map them, which the spy subtracts before it
+		 * applies maxreadkb to what is new. Capping here first let a
+		 * program's mapped files use up its read budget. The work is
+		 * bounded by maxreadfiles files of at most MAX_EXAMINED bytes.
+		 */
+		for (guint j = 0; j < window->files->len; j++)
 			learn_file(((WatchFile *)g_ptr_array_index(window->files, j))->path,
-				   ranges, &budget);
+				   ranges);
 		if (ranges->len == 0)
 			continue;
 		watch->stats.learned++;
@@ -1092,7 +1096,6 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 	watch->fd = -1;
 	watch->self = getpid();
 	watch->reads = conf->learnreads && conf->maxreadfiles > 0 && conf->maxreadkb > 0;
-	watch->max_bytes = (guint64)MAX(conf->maxreadkb, 0) * 1024;
 	if (callbacks)
 		watch->callbacks = *callbacks;
 	watch->user_data = user_data;

@@ -5,7 +5,10 @@
  *
  *   pagecache read SECONDS FILE...   read() each file whole (never mmap),
  *                                    then stay alive SECONDS (may be 0 or
- *                                    fractional); the stand-in application
+ *                                    fractional); the stand-in application.
+ *                                    A FILE written map:PATH is mapped and
+ *                                    every page touched instead (it stays
+ *                                    mapped); one written +N sleeps N s
  *   pagecache evict FILE...          drop each file's pages from the cache
  *   pagecache resident FILE          print "RESIDENT TOTAL" in bytes
  */
@@ -35,6 +38,41 @@ read_file(const char *path)
 		;
 	close(fd);
 	return n < 0;
+}
+
+static void *
+map_file(const char *path)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	volatile unsigned char sink = 0;
+	struct stat st;
+	unsigned char *addr;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+		perror(path);
+		return NULL;
+	}
+	addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (addr == MAP_FAILED) {
+		perror(path);
+		return NULL;
+	}
+	for (off_t i = 0; i < st.st_size; i += page)
+		sink ^= addr[i];
+	(void)sink;
+	return addr;
+}
+
+static void
+sleep_for(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
 }
 
 static int
@@ -91,14 +129,15 @@ main(int argc, char **argv)
 	int status = 0;
 
 	if (argc >= 3 && strcmp(argv[1], "read") == 0) {
-		double seconds = atof(argv[2]);
-		struct timespec ts;
-
-		for (int i = 3; i < argc; i++)
-			status |= read_file(argv[i]);
-		ts.tv_sec = (time_t)seconds;
-		ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
+		for (int i = 3; i < argc; i++) {
+			if (strncmp(argv[i], "map:", 4) == 0)
+				status |= map_file(argv[i] + 4) == NULL;
+			else if (argv[i][0] == '+')
+				sleep_for(atof(argv[i] + 1));
+			else
+				status |= read_file(argv[i]);
+		}
+		sleep_for(atof(argv[2]));
 		return status;
 	}
 	if (argc >= 3 && strcmp(argv[1], "evict") == 0) {

@@ -68,8 +68,13 @@ for f in r1 r2 q1 q2; do
 	head -c 1000000 /dev/urandom > "$work/data/$f.bin"
 done
 head -c 200000 /dev/urandom > "$work/data/launcher.bin"
+head -c 5000000 /dev/urandom > "$work/data/mapped.bin"
 
-# No correlation weighting: a pair seen once already predicts.
+# No correlation weighting: a pair seen once already predicts. maxreadkb
+# holds r1 and r2 (1,954 KB), and the short-lived program's libc beside
+# its q1 and q2, but not the reader's 5 MB mapped file: a program's
+# mapped files, opened in its start-up window too, must not use up its
+# read budget.
 cat > "$work/preload.conf" <<EOF
 [model]
 cycle = 2
@@ -84,6 +89,7 @@ mapprefix = $work/;/usr/;/lib;!/
 autosave = 600
 maxprocs = 4
 startupwindow = 5
+maxreadkb = 4500
 EOF
 
 : > "$work/log"
@@ -131,7 +137,10 @@ state_has() {
 "$work/bin/launcher" 60 "$work/data/launcher.bin" &
 launcher_pid=$!
 sleep 3      # the launcher is admitted, alone, for more than a cycle
-"$work/bin/reader" read 6 "$work/data/r1.bin" "$work/data/r2.bin" || fail "reader failed"
+# It maps its 5 MB file at once, is admitted by a scan with it, then
+# reads its data: all within its 5-second start-up window.
+"$work/bin/reader" read 3 "map:$work/data/mapped.bin" +3 "$work/data/r1.bin" "$work/data/r2.bin" ||
+	fail "reader failed"
 sleep 3      # a scan sees it stop; the chain goes back to "launcher only"
 state_has 20 "file://$work/data/r1.bin" "file://$work/data/r2.bin" ||
 	fail "state lacks the reader's read files r1.bin and r2.bin after 20 s"
