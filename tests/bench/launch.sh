@@ -21,9 +21,11 @@
 #   -t  training steps, one program started per step (48)
 #   -b  the memory budget, percent of MemTotal, the same for both daemons
 #       (1; preload.conf memtotal = PERCENT, memfree = memcached = 0)
-#   -D  the synthetic programs' disk: a file system on a loop device
-#       whose reads are throttled to IOPS requests and MBPS MB per second
-#       (300:100, a slow disk), or none: the root file system as it is
+#   -D  the slow disk: IOPS requests and MBPS MB per second (300:100),
+#       or none: the disks as they are. Synthetic programs live on a file
+#       system on a loop device throttled so; real programs stay on the
+#       root file system, and the daemon and the programs run in a blkio
+#       cgroup whose reads from the root disk are throttled so
 #   -S  seed of the world, the training walk and the launches (1)
 #   -a  synthetic programs (8)
 #   -l  the real programs (tests/bench/real.list)
@@ -80,7 +82,6 @@ done
 [ "$cycle" -ge 2 ] || { echo "launch.sh: the cycle is at least 2 s" >&2; exit 2; }
 [ "$budget" -ge 1 ] && [ "$budget" -le 100 ] || { echo "launch.sh: -b is 1..100" >&2; exit 2; }
 case $set in synthetic | real) ;; *) echo "launch.sh: -s synthetic|real" >&2; exit 2 ;; esac
-[ "$set" = real ] && slow=none
 if [ "$slow" != none ]; then
 	[[ $slow =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "launch.sh: -D IOPS:MBPS or none" >&2; exit 2; }
 	iops=${slow%:*} mbps=${slow#*:}
@@ -118,7 +119,7 @@ else
 fi
 
 # Everything started here, so that it all stops here, and only that.
-started=() loopdev= majmin=
+started=() loopdev= majmin= cg=
 cleanup() {
 	local p
 	for p in "${started[@]}"; do
@@ -136,6 +137,9 @@ cleanup() {
 	else
 		rm -rf "$root"
 	fi
+	# Empty now (its processes were stopped above): removing it lifts
+	# its throttling.
+	[ -n "$cg" ] && rmdir "$cg" 2> /dev/null
 	rm -rf "$bindir" "$coldbin"
 }
 trap cleanup EXIT
@@ -174,6 +178,22 @@ make_slow_disk() {
 	echo "$ra" > "/sys/block/${loopdev#/dev/}/queue/read_ahead_kb"
 	disk=${loopdev#/dev/}
 }
+
+# Real programs stay on the root disk, which other work shares: instead
+# of throttling it for everybody, the daemon, the training runs and the
+# measured launches run in a blkio cgroup whose reads from it are
+# throttled (the script's own tools are not). Its byte count, not the
+# whole disk's, is then what disk_sectors reads.
+make_slow_group() {
+	cg=$throttle/preload-bench.$$
+	mkdir "$cg" || exit 1
+	majmin=$(cat "/sys/block/$disk/dev")
+	echo "$majmin $iops" > "$cg/blkio.throttle.read_iops_device" || exit 1
+	echo "$majmin $((mbps * 1024 * 1024))" > "$cg/blkio.throttle.read_bps_device" || exit 1
+}
+
+# Moves the calling (sub)shell into the slow cgroup, if there is one.
+join_group() { [ -z "$cg" ] || echo "$BASHPID" > "$cg/cgroup.procs"; }
 
 # ---- the programs -----------------------------------------------------------
 #
@@ -354,7 +374,7 @@ make_sequence() {
 # Starts program K for S seconds in its own process group; pid in bg.
 # With PRIO, at that nice value.
 start_keep() { # K S OUTPUT [PRIO]
-	(cd "$work" && S=$2 exec nice -n "${4:-0}" setsid bash -c "${keep[$1]}") > "$3" 2>&1 &
+	(cd "$work" && join_group && S=$2 exec nice -n "${4:-0}" setsid bash -c "${keep[$1]}") > "$3" 2>&1 &
 	bg=$!
 	started+=("$bg")
 }
@@ -378,7 +398,7 @@ wait_loaded() { # OUTPUT PID
 time_run() { # K
 	local t0 t1
 	t0=$(date +%s%N)
-	(cd "$work" && exec nice -n "$prio" bash -c "${run[$1]}") > /dev/null 2>&1
+	(cd "$work" && join_group && exec nice -n "$prio" bash -c "${run[$1]}") > /dev/null 2>&1
 	t1=$(date +%s%N)
 	us=$(((t1 - t0) / 1000))
 }
@@ -434,7 +454,7 @@ residency() { # K
 wait_quiet() {
 	local t0 last now still=0 limit
 	quiet_ms=0
-	[ -n "$loopdev" ] || return 0
+	[ -n "$loopdev" ] || [ -n "$cg" ] || return 0
 	t0=$(date +%s%N) limit=$((cycle * 1000))
 	last=$(disk_sectors)
 	while [ "$still" -lt 2 ] && [ "$quiet_ms" -lt "$limit" ]; do
@@ -525,7 +545,14 @@ measure() { # DAEMON
 
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13 + $14 + $15) / hz }' "/proc/$1/stat"; }
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
-disk_sectors() { awk -v d="$disk" '$3 == d { print $6 }' /proc/diskstats; }
+disk_sectors() {
+	if [ -n "$cg" ]; then
+		awk -v d="$majmin" '$1 == d && $2 == "Read" { n = $3 } END { print int(n / 512) }' \
+			"$cg/blkio.throttle.io_service_bytes"
+	else
+		awk -v d="$disk" '$3 == d { print $6 }' /proc/diskstats
+	fi
+}
 
 run_daemon() { # NAME
 	local d=$1 t0 s0 sampler cpu=- hwm=- anon=- io=- state=- secs sectors
@@ -537,10 +564,11 @@ run_daemon() { # NAME
 	0.6.4)
 		# Debian's init script runs it in the idle I/O class; this
 		# preload puts itself there.
-		setsid ionice -c3 "$theirs" -f -c "$conf" -s "$statefile" -l "$work/$d.log" -V 4 &
+		(join_group && exec setsid ionice -c3 "$theirs" -f -c "$conf" -s "$statefile" \
+			-l "$work/$d.log" -V 4) &
 		dpid=$! ;;
 	this)
-		setsid "$ours" -f -c "$conf" -s "$statefile" -l "$work/$d.log" -V 4 &
+		(join_group && exec setsid "$ours" -f -c "$conf" -s "$statefile" -l "$work/$d.log" -V 4) &
 		dpid=$! ;;
 	esac
 	if [ -n "$dpid" ]; then
@@ -660,6 +688,10 @@ if [ "$set" = synthetic ]; then
 	log "creating $napps programs under $root"
 	make_synthetic
 else
+	if [ "$slow" != none ]; then
+		log "a slow root disk for the daemon and the programs: $iops reads/s, $mbps MB/s"
+		make_slow_group
+	fi
 	log "tracing the programs of $list"
 	make_real
 fi
