@@ -86,9 +86,12 @@ generate(guint n_exes, guint n_maps, guint maps_per_exe, guint32 seed, Exe ***ex
 		guint64 pages = (guint64)g_rand_int_range(rand, 1, 1025);
 
 		/* One map per file, 4 KB to 4 MB: the length matters only to the budget. */
+		/*
+		 * Unregistered until its first use registers it (the model takes
+		 * a map with references as registered already); one never used
+		 * is freed at the end.
+		 */
 		pool[i] = map_new(path, 0, pages * 4096, (gint64)rand_seconds(rand, 0, MODEL_TIME));
-		/* Held here until the end, so an unused pool map is freed once. */
-		pool[i]->refcount = 1;
 	}
 	for (guint i = 0; i < n_exes; i++) {
 		g_autofree char *path = g_strdup_printf("/usr/bin/preload-stategen-%05u", i);
@@ -108,7 +111,7 @@ generate(guint n_exes, guint n_maps, guint maps_per_exe, guint32 seed, Exe ***ex
 			fill_chain(rand, markov_new(model, exes[i], exes[j], model->time, FALSE));
 	}
 	for (guint i = 0; i < n_maps; i++) {
-		if (--pool[i]->refcount == 0)
+		if (pool[i]->refcount == 0)
 			map_free(pool[i]);
 	}
 	g_free(pool);
