@@ -899,6 +899,7 @@ spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path
 {
 	g_autoptr(GHashTable) have = NULL;        /* path -> GArray of Interval */
 	g_autoptr(GHashTable) read_paths = NULL;  /* paths the exe learned from reads */
+	g_autoptr(GHashTable) mapped_paths = NULL; /* paths the exe maps */
 	g_autoptr(GHashTable) stat_cache = NULL;
 	g_autoptr(GArray) add = NULL;             /* WatchRange to add, borrowed paths */
 	guint64 max_bytes, read_bytes = 0, added = 0;
@@ -921,6 +922,7 @@ spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path
 	max_bytes = (guint64)MAX(conf->maxreadkb, 0) * 1024;
 	have = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_intervals);
 	read_paths = g_hash_table_new(g_str_hash, g_str_equal);
+	mapped_paths = g_hash_table_new(g_str_hash, g_str_equal);
 	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	add = g_array_new(FALSE, FALSE, sizeof(WatchRange));
 
@@ -938,6 +940,8 @@ spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path
 		if (em->origin == EXEMAP_READ) {
 			g_hash_table_add(read_paths, em->map->path);
 			read_bytes += em->map->length;
+		} else {
+			g_hash_table_add(mapped_paths, em->map->path);
 		}
 	}
 	{
@@ -959,6 +963,14 @@ spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path
 		    r->length > G_MAXUINT64 - r->offset ||
 		    g_str_has_prefix(r->path, MEMFD_PREFIX) ||
 		    !conf_prefix_accepts(conf->mapprefix, r->path))
+			continue;
+		/*
+		 * A file the exe maps is learned through its maps only: what is
+		 * resident beyond them (the debug sections of an unstripped
+		 * binary or library, cached whole since it was installed) is not
+		 * what the start used, and would fill the read budget.
+		 */
+		if (g_hash_table_contains(mapped_paths, r->path))
 			continue;
 		end = r->offset + r->length;
 		list = g_hash_table_lookup(have, r->path);

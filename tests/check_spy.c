@@ -1304,8 +1304,9 @@ START_TEST(test_maintenance)
 END_TEST
 
 /*
- * Read sets of a known exe: only what its maps do not cover is added, at
- * most maxreadfiles files and maxreadkb KB over all its starts.
+ * Read sets of a known exe: only files it does not map, and of those only
+ * what it has not learned yet, at most maxreadfiles files and maxreadkb
+ * KB over all its starts.
  */
 START_TEST(test_learned_files_known)
 {
@@ -1327,45 +1328,45 @@ START_TEST(test_learned_files_known)
 	a = lookup("bin/a");
 	ck_assert_uint_eq(a->exemaps->len, 1);   /* a.so [0, 0x10000), mapped */
 
-	conf->maxreadfiles = 2;
+	conf->maxreadfiles = 1;
 	conf->maxreadkb = 64;   /* 65536 bytes */
-	add_range(ranges, "files/a.so", 0x8000, 0x10000);   /* overlaps the map */
+	add_range(ranges, "files/a.so", 0x8000, 0x10000);   /* a.so is mapped: left out */
 	add_range(ranges, "files/data", 0, 0x2000);
 	add_range(ranges, "files/data", 0x4000, 0x1000);
-	add_range(ranges, "files/b", 0, 0x1000);            /* a third file: over the cap */
+	add_range(ranges, "files/b", 0, 0x1000);            /* a second file: over the cap */
 	spy_learned_files(spy, model, conf, a_path, ranges, 15);
 
-	/* a.so [0x10000, 0x18000) = 32768, data 8192 + 4096: 45056 bytes read. */
-	ck_assert_uint_eq(a->exemaps->len, 4);
-	ck_assert_uint_eq(count_origin(a, EXEMAP_READ), 3);
-	ck_assert_uint_eq(a->size, 0x10000 + 45056);
-	map = model_lookup_map(model, a_so, 0x10000, 0x8000);
+	/* data 8192 + 4096 = 12288 bytes read; nothing of a.so beyond its map. */
+	ck_assert_uint_eq(a->exemaps->len, 3);
+	ck_assert_uint_eq(count_origin(a, EXEMAP_READ), 2);
+	ck_assert_uint_eq(a->size, 0x10000 + 12288);
+	ck_assert_ptr_null(model_lookup_map(model, a_so, 0x10000, 0x8000));
+	map = model_lookup_map(model, data, 0x4000, 0x1000);
 	ck_assert_ptr_nonnull(map);
 	ck_assert_int_eq(map->update_time, 15);
-	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x4000, 0x1000));
 	ck_assert(model->dirty);
 
 	/* The same set again adds nothing; a wider range adds only its new part. */
 	spy_learned_files(spy, model, conf, a_path, ranges, 20);
-	ck_assert_uint_eq(a->exemaps->len, 4);
+	ck_assert_uint_eq(a->exemaps->len, 3);
 	g_array_set_size(ranges, 0);
 	add_range(ranges, "files/data", 0x1000, 0x2000);    /* new: [0x2000, 0x3000) */
 	spy_learned_files(spy, model, conf, a_path, ranges, 20);
-	ck_assert_uint_eq(a->exemaps->len, 5);
+	ck_assert_uint_eq(a->exemaps->len, 4);
 	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x2000, 0x1000));
 
-	/* Read bytes are now 49152 = 48 KB: with maxreadkb 48 nothing more fits. */
-	conf->maxreadkb = 48;
+	/* Read bytes are now 16384 = 16 KB: with maxreadkb 16 nothing more fits. */
+	conf->maxreadkb = 16;
 	g_array_set_size(ranges, 0);
 	add_range(ranges, "files/data", 0x6000, 0x1000);
 	spy_learned_files(spy, model, conf, a_path, ranges, 25);
-	ck_assert_uint_eq(a->exemaps->len, 5);
-	/* With 52 KB, 4096 bytes more fit, and a longer range is cut there. */
-	conf->maxreadkb = 52;
+	ck_assert_uint_eq(a->exemaps->len, 4);
+	/* With 20 KB, 4096 bytes more fit, and a longer range is cut there. */
+	conf->maxreadkb = 20;
 	g_array_set_size(ranges, 0);
 	add_range(ranges, "files/data", 0x6000, 0x2000);
 	spy_learned_files(spy, model, conf, a_path, ranges, 25);
-	ck_assert_uint_eq(a->exemaps->len, 6);
+	ck_assert_uint_eq(a->exemaps->len, 5);
 	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x6000, 0x1000));
 }
 END_TEST

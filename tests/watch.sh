@@ -68,13 +68,13 @@ for f in r1 r2 q1 q2; do
 	head -c 1000000 /dev/urandom > "$work/data/$f.bin"
 done
 head -c 200000 /dev/urandom > "$work/data/launcher.bin"
-head -c 5000000 /dev/urandom > "$work/data/mapped.bin"
+head -c 32000000 /dev/urandom > "$work/data/mapped.bin"
 
 # No correlation weighting: a pair seen once already predicts. maxreadkb
-# holds r1 and r2 (1,954 KB), and the short-lived program's libc beside
-# its q1 and q2, but not the reader's 5 MB mapped file: a program's
-# mapped files, opened in its start-up window too, must not use up its
-# read budget.
+# holds r1 and r2 (1,954 KB), and the short-lived program's libraries
+# (libc, and libasan in a sanitizer build) beside its q1 and q2, but not
+# the reader's 32 MB mapped file: a program's mapped files, opened in its
+# start-up window too, must not use up its read budget.
 cat > "$work/preload.conf" <<EOF
 [model]
 cycle = 2
@@ -89,7 +89,7 @@ mapprefix = $work/;/usr/;/lib;!/
 autosave = 600
 maxprocs = 4
 startupwindow = 8
-maxreadkb = 4500
+maxreadkb = 20000
 EOF
 
 : > "$work/log"
@@ -137,7 +137,7 @@ state_has() {
 "$work/bin/launcher" 60 "$work/data/launcher.bin" &
 launcher_pid=$!
 sleep 3      # the launcher is admitted, alone, for more than a cycle
-# It maps its 5 MB file at once, is admitted by a scan with it (a few
+# It maps its 32 MB file at once, is admitted by a scan with it (a few
 # cycles to spare, for a sanitizer build), then reads its data: all
 # within its 8-second start-up window.
 "$work/bin/reader" read 2 "map:$work/data/mapped.bin" +5 "$work/data/r1.bin" "$work/data/r2.bin" ||
