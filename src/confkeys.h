@@ -108,6 +108,27 @@ CONF_INT(system, sortstrategy, 3, 0, 3, "",
 	"2 by inode, 3 by the file's first physical block (FIEMAP), which "
 	"minimises seeks on rotating disks.")
 
+CONF_INT(system, slicekb, 32768, 0, G_GINT64_CONSTANT(1) << 32, "KB",
+	"The readahead reads the selected maps most likely first, in slices "
+	"of at most this many KB, and orders each slice by sortstrategy; a "
+	"map larger than a slice is one slice. The files of the program most "
+	"likely to start are then cached first, and a newer prediction that "
+	"supersedes a readahead still running (at the next cycle, on a slow "
+	"disk) loses only what the older one had not reached. 0 sorts the "
+	"whole selection by sortstrategy, as preload 0.6.4 did, which saves "
+	"the most seeks on a rotating disk.")
+
+CONF_INT(system, execpause, 1000, 0, 60000, "ms",
+	"When the fanotify watch sees a known program start with more than a "
+	"tenth of its learned files not in the page cache, the readahead "
+	"starts no new read for this long (reads in flight complete): the "
+	"program's own reads then do not queue behind prefetching on a disk "
+	"whose scheduler serves every I/O class alike (none or mq-deadline, "
+	"throttled groups). Warm starts, repeated starts within a cycle and "
+	"programs not yet learned do not pause it. 0 turns it off. Without "
+	"the watch (learnreads and learnexec off, or no permission) starts "
+	"are not seen and nothing pauses.")
+
 CONF_BOOL(system, checkresidency, TRUE,
 	"Whether to ask the kernel which pages of a range are already in the "
 	"page cache (cachestat(2), or mincore(2) on kernels before 6.5) and "

@@ -88,6 +88,8 @@ typedef struct Daemon {
 	guint selected_maps;
 	guint64 selected_kb;
 	ReadaheadStats last_readahead;
+	gboolean readahead_pending; /* a newer prediction waits for the running batch */
+	gboolean exiting;           /* no new readahead */
 	guint cycles;
 } Daemon;
 
@@ -145,18 +147,26 @@ load_state(const char *path)
 
 /* ---- the cycle ---- */
 
+static void predict_and_readahead(Daemon *d);
+
 static void
 readahead_done(const ReadaheadStats *stats, gpointer user_data)
 {
 	Daemon *d = user_data;
 
 	d->last_readahead = *stats;
-	g_debug("readahead: %u requests in %u files, %" G_GUINT64_FORMAT " KB requested in %"
-		G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT " KB already cached (%u ranges "
-		"whole, %" G_GUINT64_FORMAT " probes), %u failed, %u skipped",
-		stats->requests, stats->files, stats->bytes / 1024, stats->syscalls,
+	g_debug("readahead: %u requests in %u files (%u slices), %" G_GUINT64_FORMAT
+		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
+		" KB already cached (%u ranges whole, %" G_GUINT64_FORMAT " probes), "
+		"%u failed, %u skipped%s, %u not reached",
+		stats->requests, stats->files, stats->slices, stats->bytes / 1024, stats->syscalls,
 		stats->resident_bytes / 1024, stats->resident_ranges, stats->probes,
-		stats->failed, stats->skipped);
+		stats->failed, stats->skipped, stats->superseded ? ", superseded" : "",
+		stats->dropped);
+	if (d->readahead_pending && !d->exiting) {
+		d->readahead_pending = FALSE;
+		predict_and_readahead(d);
+	}
 	/* Once: the class is the process's, it does not come back by itself. */
 	if (stats->threads_not_idle > 0 && d->idle_class) {
 		g_info("readahead: %u of %u threads were not in the idle I/O class",
@@ -252,8 +262,16 @@ predict_and_readahead(Daemon *d)
 	options.strategy = (int)d->conf->sortstrategy;
 	options.maxprocs = (int)d->conf->maxprocs;
 	options.check_residency = d->conf->checkresidency;
+	options.slice_bytes = (guint64)d->conf->slicekb * 1024;
 	if (!readahead_start(requests, &options, readahead_done, d)) {
-		g_info("the previous readahead is still running, skipping this cycle's");
+		/*
+		 * The disk is slower than the cycle. This prediction is newer:
+		 * the running batch stops after its reads in flight and
+		 * readahead_done() predicts again and starts the new one.
+		 */
+		g_debug("the previous readahead is still running: superseding it");
+		readahead_supersede();
+		d->readahead_pending = TRUE;
 		return;
 	}
 	/* What this prefetch read, for the hit figures of the starts that follow. */
@@ -443,6 +461,15 @@ on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 					  &probed, &resident);
 			exe_hits_add(&exe->hits, bytes, prefetched, probed, resident);
 			exe->hits_checked_at = now;
+			/*
+			 * A start that will read more than a tenth of its set from
+			 * the disk holds the readahead back (execpause). Warm starts
+			 * do not, nor the repeats within a cycle, nor programs the
+			 * model does not know: a machine that runs scripts all day
+			 * still prefetches.
+			 */
+			if (d->conf->execpause > 0 && probed > 0 && resident < probed - probed / 10)
+				readahead_hold(now + d->conf->execpause * 1000);
 		}
 		d->model->dirty = TRUE;
 	}
@@ -672,9 +699,10 @@ dump(Daemon *d)
 		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
 	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
 		  " KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
-		  " KB already cached (%u ranges whole), %u failed, %u skipped",
+		  " KB already cached (%u ranges whole), %u failed, %u skipped%s",
 		  ra->requests, ra->files, ra->bytes / 1024, ra->syscalls,
-		  ra->resident_bytes / 1024, ra->resident_ranges, ra->failed, ra->skipped);
+		  ra->resident_bytes / 1024, ra->resident_ranges, ra->failed, ra->skipped,
+		  ra->superseded ? "; superseded by a newer prediction" : "");
 
 	g_hash_table_iter_init(&iter, d->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -932,6 +960,9 @@ main(int argc, char **argv)
 		schedule_autosave(d);
 		schedule_tick(d, 0);
 		g_main_loop_run(d->loop);
+		/* Exit promptly: reads in flight finish, no new one starts. */
+		d->exiting = TRUE;
+		readahead_supersede();
 		readahead_wait();
 	}
 	close_trace(d);

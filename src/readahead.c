@@ -476,7 +476,8 @@ readahead_merge(GArray *requests)
 /* ---- reading ---- */
 
 typedef struct {
-	const ReadaheadRequest *reqs;
+	const ReadaheadRequest *reqs;  /* the slice being read */
+	const gint *stop;              /* set by readahead_supersede(); NULL: never */
 	gboolean check_residency;
 	gboolean cap_fowner;    /* mincore() tells the truth about every file */
 	guint id;               /* tells the threads of this batch from an earlier one's */
@@ -488,7 +489,84 @@ typedef struct {
 	guint warnings_dropped; /* warnings not shown because of the cap */
 	guint notices;          /* infos shown about odd files */
 	guint notices_dropped;
+	guint64 inflight;       /* bytes requested and not yet read */
+	GCond inflight_cond;    /* signalled when inflight falls */
 } Batch;
+
+static gboolean
+batch_stopped(const Batch *batch)
+{
+	return batch->stop && g_atomic_int_get(batch->stop);
+}
+
+/* Monotonic time (us) before which no new read starts: readahead_hold(). */
+static gint64 hold_until;
+static GMutex hold_lock;
+
+void
+readahead_hold(gint64 until)
+{
+	g_mutex_lock(&hold_lock);
+	if (until == 0 || until > hold_until)
+		hold_until = until;
+	g_mutex_unlock(&hold_lock);
+}
+
+/* Sleeps through a hold, in short naps so that a stop is seen soon. */
+static void
+hold_wait(const Batch *batch)
+{
+	for (;;) {
+		gint64 until, now;
+
+		g_mutex_lock(&hold_lock);
+		until = hold_until;
+		g_mutex_unlock(&hold_lock);
+		now = g_get_monotonic_time();
+		if (now >= until || batch_stopped(batch))
+			return;
+		g_usleep((gulong)MIN(until - now, (gint64)50000));
+	}
+}
+
+/*
+ * Waits until n more bytes may be in flight. A request larger than the
+ * cap goes alone, so a chunk never waits forever.
+ */
+static void
+inflight_take(Batch *batch, guint64 n)
+{
+	g_mutex_lock(&batch->lock);
+	while (batch->inflight > 0 && batch->inflight + n > READAHEAD_INFLIGHT_MAX)
+		g_cond_wait(&batch->inflight_cond, &batch->lock);
+	batch->inflight += n;
+	g_mutex_unlock(&batch->lock);
+}
+
+static void
+inflight_give(Batch *batch, guint64 n)
+{
+	g_mutex_lock(&batch->lock);
+	batch->inflight -= n;
+	g_cond_broadcast(&batch->inflight_cond);
+	g_mutex_unlock(&batch->lock);
+}
+
+/*
+ * Returns once the page at offset `last` has been read. readahead(2)
+ * only queues the reads; reading one byte of the chunk's last page waits
+ * on that page, which the disk fills with (or after) the rest of the
+ * chunk. The descriptor is in random-access mode (see read_group), so a
+ * page readahead(2) did not queue costs one page, not a new window.
+ */
+static void
+wait_read(int fd, guint64 last)
+{
+	char byte;
+
+	while (pread(fd, &byte, 1, (off_t)last) < 0 && errno == EINTR)
+		;
+}
 
 /* One work item: consecutive requests of one file, opened once. */
 typedef struct {
@@ -625,14 +703,17 @@ batch_chunk(Batch *batch, dev_t dev)
 }
 
 /*
- * Issues [offset, offset + length) of fd in chunks. readahead(2) answers
+ * Issues [offset, offset + length) of fd in chunks, each read before the
+ * next is issued and all of the batch's together within the in-flight
+ * cap (see readahead.h). readahead(2) answers
  * EINVAL on files it cannot handle (some kernels do so on tmpfs and other
  * file systems without a readahead method); posix_fadvise(WILLNEED) then
- * does the same job for the rest of the file. Returns 0 or an errno.
+ * does the same job for the rest of the file. Returns 0 or an errno
+ * (ECANCELED once the batch is told to stop).
  */
 static int
-read_range(int fd, guint64 offset, guint64 length, guint64 chunk, gboolean *use_fadvise,
-	   ReadaheadStats *stats)
+read_range(Batch *batch, int fd, guint64 offset, guint64 length, guint64 chunk,
+	   gboolean *use_fadvise, ReadaheadStats *stats)
 {
 	guint64 pos = offset, end = offset + length;
 
@@ -640,6 +721,10 @@ read_range(int fd, guint64 offset, guint64 length, guint64 chunk, gboolean *use_
 		guint64 n = MIN(chunk, end - pos);
 		int err = 0;
 
+		hold_wait(batch);
+		if (batch_stopped(batch))
+			return ECANCELED;
+		inflight_take(batch, n);
 		if (!*use_fadvise) {
 			stats->syscalls++;
 			if (readahead(fd, (off_t)pos, (size_t)n) != 0)
@@ -651,6 +736,9 @@ read_range(int fd, guint64 offset, guint64 length, guint64 chunk, gboolean *use_
 			stats->syscalls++;
 			err = posix_fadvise(fd, (off_t)pos, (off_t)n, POSIX_FADV_WILLNEED);
 		}
+		if (err == 0)
+			wait_read(fd, pos + n - 1);
+		inflight_give(batch, n);
 		if (err != 0)
 			return err;
 		stats->bytes += n;
@@ -1023,6 +1111,12 @@ read_group(Batch *batch, const Group *group)
 	int fd, err;
 	guint i;
 
+	if (batch_stopped(batch)) {
+		g_mutex_lock(&batch->lock);
+		batch->stats.dropped += group->count;
+		g_mutex_unlock(&batch->lock);
+		return;
+	}
 	if (thread_batch_id != batch->id) {
 		thread_batch_id = batch->id;
 		local.threads = 1;
@@ -1033,6 +1127,8 @@ read_group(Batch *batch, const Group *group)
 	case OPEN_OK:
 		opened = TRUE;
 		chunk = batch_chunk(batch, st.st_dev);
+		/* For wait_read(): no kernel readahead window on its one-byte reads. */
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 		break;
 	case OPEN_MISSING:
 		g_debug("readahead: %s: %s, skipping", path, g_strerror(err));
@@ -1071,7 +1167,7 @@ read_group(Batch *batch, const Group *group)
 		length = MIN(req->length, size - req->offset);
 		err = 0;
 		if (!batch->check_residency || length == 0) {
-			err = read_range(fd, req->offset, length, chunk, &use_fadvise, &local);
+			err = read_range(batch, fd, req->offset, length, chunk, &use_fadvise, &local);
 		} else {
 			if (!runs)
 				runs = g_array_new(FALSE, FALSE, sizeof(Run));
@@ -1088,16 +1184,21 @@ read_group(Batch *batch, const Group *group)
 				for (guint r = 0; r < runs->len && err == 0; r++) {
 					const Run *run = &g_array_index(runs, Run, r);
 
-					err = read_range(fd, run->offset, run->length, chunk,
+					err = read_range(batch, fd, run->offset, run->length, chunk,
 							 &use_fadvise, &local);
 				}
 				break;
 			case RESIDENT_NONE:
 			case RESIDENT_UNKNOWN:
 			default:
-				err = read_range(fd, req->offset, length, chunk, &use_fadvise, &local);
+				err = read_range(batch, fd, req->offset, length, chunk,
+						 &use_fadvise, &local);
 				break;
 			}
+		}
+		if (err == ECANCELED) {
+			local.dropped += group->count - i;
+			break;
 		}
 		if (err != 0) {
 			batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: %s: %s, ignoring",
@@ -1120,6 +1221,7 @@ read_group(Batch *batch, const Group *group)
 	batch->stats.probes += local.probes;
 	batch->stats.threads += local.threads;
 	batch->stats.threads_not_idle += local.threads_not_idle;
+	batch->stats.dropped += local.dropped;
 	g_mutex_unlock(&batch->lock);
 }
 
@@ -1172,26 +1274,101 @@ group_is_resident(Batch *batch, Group *group)
 	return TRUE;
 }
 
-ReadaheadStats
-readahead_run(GArray *requests, const ReadaheadOptions *options)
+/* Sorts, merges and reads one slice of the batch. */
+static void
+run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
 {
 	g_autoptr(GArray) groups = NULL;
-	ReadaheadStats stats = { 0 };
 	GThreadPool *pool = NULL;
-	Batch batch = { 0 };
 	guint i, start, to_read = 0;
-	int maxprocs;
 
-	g_return_val_if_fail(requests != NULL, stats);
-	g_return_val_if_fail(options != NULL, stats);
-	maxprocs = options->maxprocs;
-	readahead_sort(requests, options->strategy);
-	readahead_merge(requests);
-	if (requests->len == 0)
-		return stats;
+	readahead_sort(slice, options->strategy);
+	readahead_merge(slice);
+	batch->reqs = (const ReadaheadRequest *)(const void *)slice->data;
+	batch->stats.requests += slice->len;
+	batch->stats.slices++;
+
+	groups = g_array_new(FALSE, FALSE, sizeof(Group));
+	for (start = 0; start < slice->len; start = i) {
+		Group group = { start, 0, FALSE };
+
+		for (i = start + 1; i < slice->len; i++)
+			if (strcmp(batch->reqs[i].path, batch->reqs[start].path) != 0)
+				break;
+		group.count = i - start;
+		g_array_append_val(groups, group);
+	}
+
+	/*
+	 * Groups found wholly cached (the steady state) cost a cachestat()
+	 * here and no thread. The pool starts at the first group to read, so
+	 * the disk is busy while the rest are checked.
+	 */
+	for (i = 0; i < groups->len; i++) {
+		Group *group = &g_array_index(groups, Group, i);
+
+		/* Opening a file may read its inode from the disk: held too. */
+		hold_wait(batch);
+		if (batch_stopped(batch)) {
+			g_mutex_lock(&batch->lock);
+			batch->stats.dropped += group->count;
+			g_mutex_unlock(&batch->lock);
+			continue;
+		}
+		group->resident = group_is_resident(batch, group);
+		if (group->resident)
+			continue;
+		to_read++;
+		if (!pool && to_read == 1 && options->maxprocs > 1 && i + 1 < groups->len) {
+			g_autoptr(GError) error = NULL;
+			int threads = (int)MIN((guint)options->maxprocs, groups->len - i);
+
+			pool = g_thread_pool_new(pool_worker, batch, threads, TRUE, &error);
+			if (!pool)
+				g_warning("cannot start %d readahead threads: %s, reading in one",
+					  threads, error->message);
+		}
+		/* The pool's queue is FIFO, so the disk still sees the sorted order. */
+		if (pool)
+			g_thread_pool_push(pool, group, NULL);
+		else
+			read_group(batch, group);
+	}
+	if (pool)
+		g_thread_pool_free(pool, FALSE, TRUE);
+}
+
+guint
+readahead_slice_end(const GArray *requests, guint start, guint64 slice_bytes)
+{
+	const ReadaheadRequest *reqs = (const ReadaheadRequest *)(const void *)requests->data;
+	guint64 bytes;
+	guint i;
+
+	if (start >= requests->len)
+		return requests->len;
+	if (slice_bytes == 0)
+		return requests->len;
+	bytes = reqs[start].length;
+	for (i = start + 1; i < requests->len; i++) {
+		if (bytes >= slice_bytes || reqs[i].length > slice_bytes - bytes)
+			break;
+		bytes += reqs[i].length;
+	}
+	return i;
+}
+
+static ReadaheadStats
+run_batch(GArray *requests, const ReadaheadOptions *options, const gint *stop)
+{
+	g_autoptr(GPtrArray) slices = NULL;
+	ReadaheadStats stats = { 0 };
+	Batch batch = { 0 };
+	guint i = 0;
 
 	g_mutex_init(&batch.lock);
-	batch.reqs = (const ReadaheadRequest *)(const void *)requests->data;
+	g_cond_init(&batch.inflight_cond);
+	batch.stop = stop;
 	batch.check_residency = options->check_residency;
 	batch.cap_fowner = options->check_residency && have_cap_fowner();
 	/* Never 0, the value of a thread that has not read yet. */
@@ -1200,48 +1377,28 @@ readahead_run(GArray *requests, const ReadaheadOptions *options)
 	while (batch.id == 0);
 	batch.opened = g_hash_table_new(g_str_hash, g_str_equal);
 	batch.chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	/* Kept to the end: batch.opened borrows their paths. */
+	slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
 
-	groups = g_array_new(FALSE, FALSE, sizeof(Group));
-	for (start = 0; start < requests->len; start = i) {
-		Group group = { start, 0, FALSE };
+	while (i < requests->len) {
+		ReadaheadRequest *reqs = (ReadaheadRequest *)(void *)requests->data;
+		GArray *slice;
+		guint end;
 
-		for (i = start + 1; i < requests->len; i++)
-			if (strcmp(batch.reqs[i].path, batch.reqs[start].path) != 0)
-				break;
-		group.count = i - start;
-		g_array_append_val(groups, group);
+		if (batch_stopped(&batch)) {
+			batch.stats.dropped += requests->len - i;
+			break;
+		}
+		end = readahead_slice_end(requests, i, options->slice_bytes);
+		slice = readahead_requests_new();
+		for (; i < end; i++) {
+			/* The path moves to the slice. */
+			g_array_append_val(slice, reqs[i]);
+			reqs[i].path = NULL;
+		}
+		g_ptr_array_add(slices, slice);
+		run_slice(&batch, slice, options);
 	}
-
-	for (i = 0; i < groups->len; i++) {
-		Group *group = &g_array_index(groups, Group, i);
-
-		group->resident = group_is_resident(&batch, group);
-		if (!group->resident)
-			to_read++;
-	}
-
-	if (maxprocs > 1 && to_read > 1) {
-		g_autoptr(GError) error = NULL;
-		int threads = (int)MIN((guint)maxprocs, to_read);
-
-		pool = g_thread_pool_new(pool_worker, &batch, threads, TRUE, &error);
-		if (!pool)
-			g_warning("cannot start %d readahead threads: %s, reading in one",
-				  threads, error->message);
-	}
-	for (i = 0; i < groups->len; i++) {
-		Group *group = &g_array_index(groups, Group, i);
-
-		if (group->resident)
-			continue;
-		/* The pool's queue is FIFO, so the disk still sees the sorted order. */
-		if (pool)
-			g_thread_pool_push(pool, group, NULL);
-		else
-			read_group(&batch, group);
-	}
-	if (pool)
-		g_thread_pool_free(pool, FALSE, TRUE);
 
 	/*
 	 * The workers are done; taking the lock once more makes that
@@ -1255,13 +1412,24 @@ readahead_run(GArray *requests, const ReadaheadOptions *options)
 		g_info("readahead: %u more odd files skipped, not shown", batch.notices_dropped);
 
 	stats = batch.stats;
-	stats.requests = requests->len;
 	stats.files = g_hash_table_size(batch.opened);
+	stats.superseded = batch_stopped(&batch);
 	g_mutex_unlock(&batch.lock);
 	g_hash_table_destroy(batch.chunks);
 	g_hash_table_destroy(batch.opened);
+	g_cond_clear(&batch.inflight_cond);
 	g_mutex_clear(&batch.lock);
 	return stats;
+}
+
+ReadaheadStats
+readahead_run(GArray *requests, const ReadaheadOptions *options)
+{
+	ReadaheadStats stats = { 0 };
+
+	g_return_val_if_fail(requests != NULL, stats);
+	g_return_val_if_fail(options != NULL, stats);
+	return run_batch(requests, options, NULL);
 }
 
 /* ---- background batches ---- */
@@ -1285,6 +1453,8 @@ typedef struct {
  * from finishing a newer one.
  */
 static gint busy;
+/* Set by readahead_supersede(), cleared when the next batch starts. */
+static gint stop_requested;
 static GMutex job_lock;
 static Job *current_job;     /* guarded by job_lock */
 static guint job_generation; /* guarded by job_lock */
@@ -1333,7 +1503,7 @@ job_thread(gpointer data)
 {
 	Job *job = data;
 
-	job->stats = readahead_run(job->requests, &job->options);
+	job->stats = run_batch(job->requests, &job->options, &stop_requested);
 	g_clear_pointer(&job->requests, g_array_unref);
 	g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, job_finish_idle,
 			GUINT_TO_POINTER(job->generation), NULL);
@@ -1354,6 +1524,7 @@ readahead_start(GArray *requests, const ReadaheadOptions *options,
 		return FALSE;
 	}
 
+	g_atomic_int_set(&stop_requested, 0);
 	if (options->maxprocs > 0) {
 		job = g_new0(Job, 1);
 		job->requests = requests;
@@ -1394,6 +1565,13 @@ gboolean
 readahead_busy(void)
 {
 	return g_atomic_int_get(&busy) != 0;
+}
+
+void
+readahead_supersede(void)
+{
+	if (g_atomic_int_get(&busy))
+		g_atomic_int_set(&stop_requested, 1);
 }
 
 void

@@ -3,9 +3,15 @@
  * Readahead: reads chosen file ranges into the page cache.
  *
  * A batch is a copy of the chosen ranges (the model may change while it
- * runs). It is sorted by `sortstrategy`, adjacent or overlapping ranges
+ * runs), most likely first. It is read in slices of at most slice_bytes,
+ * in that order, so that what is most likely needed is cached first;
+ * each slice is sorted by `sortstrategy`, adjacent or overlapping ranges
  * of one file are merged, and each range is read with readahead(2) in
- * chunks no larger than the device's per-call cap. Files are opened
+ * chunks no larger than the device's per-call cap. At most
+ * READAHEAD_INFLIGHT_MAX bytes of a batch are in flight at once: a
+ * launch that starts while the daemon reads waits behind that much of
+ * its I/O, not behind the whole batch, on disks whose scheduler does not
+ * serve the idle I/O class last. Files are opened
  * without following a final symlink, without blocking, without updating
  * atime, and only if they are regular files: a FIFO, device, socket or
  * directory in place of a learned file is skipped and reported.
@@ -41,11 +47,15 @@ typedef struct ReadaheadRequest {
 	guint64 block;        /* physical byte offset of `offset`, or inode order */
 } ReadaheadRequest;
 
+/* Bytes of a batch requested from the disk and not yet read, at most. */
+#define READAHEAD_INFLIGHT_MAX ((guint64)16 * 1024 * 1024)
+
 /* How a batch is read. */
 typedef struct ReadaheadOptions {
 	int strategy;             /* SORT_* */
 	int maxprocs;             /* worker threads; 0 reads in the calling thread */
 	gboolean check_residency; /* request only pages not in the page cache */
+	guint64 slice_bytes;      /* sort and read in slices of this size; 0: one slice */
 } ReadaheadOptions;
 
 typedef struct ReadaheadStats {
@@ -62,6 +72,10 @@ typedef struct ReadaheadStats {
 	/* the I/O class of the threads that read */
 	guint threads;           /* threads that read at least one file */
 	guint threads_not_idle;  /* of those, how many were not in the idle class */
+	guint slices;            /* slices started */
+	/* with readahead_supersede(): */
+	gboolean superseded;     /* the batch was told to stop */
+	guint dropped;           /* requests (before merging) not read because of it */
 } ReadaheadStats;
 
 /* A GArray of ReadaheadRequest whose elements free their path. */
@@ -78,7 +92,20 @@ void readahead_requests_add(GArray *requests, const char *path, guint64 offset, 
 void readahead_sort(GArray *requests, int strategy);
 void readahead_merge(GArray *requests);
 
-/* Sorts, merges and reads the requests now, in this thread. */
+/*
+ * The end (exclusive) of the slice that starts at requests[start]: the
+ * requests after it, in order, while their lengths sum to at most
+ * slice_bytes; the first request always belongs to it, however long.
+ * slice_bytes == 0 makes one slice of everything.
+ */
+guint readahead_slice_end(const GArray *requests, guint start, guint64 slice_bytes);
+
+/*
+ * Reads the requests now, in this thread (and its workers): cut into
+ * slices in the given order, each sorted and merged, then read. A
+ * request longer than slice_bytes is a slice of its own. stats.requests
+ * counts the ranges after merging, summed over the slices.
+ */
 ReadaheadStats readahead_run(GArray *requests, const ReadaheadOptions *options);
 
 typedef void (*ReadaheadDone)(const ReadaheadStats *stats, gpointer user_data);
@@ -92,7 +119,22 @@ typedef void (*ReadaheadDone)(const ReadaheadStats *stats, gpointer user_data);
 gboolean readahead_start(GArray *requests, const ReadaheadOptions *options,
 			 ReadaheadDone done, gpointer user_data);
 gboolean readahead_busy(void);
-/* Waits for a running batch (at exit). */
+/*
+ * Tells the running background batch, if any, to stop: reads already
+ * issued complete, no new one starts, and done still gets its stats
+ * (superseded set, the requests never started counted as dropped). For a
+ * newer prediction, which the caller starts from done, and at exit.
+ */
+void readahead_supersede(void);
+/*
+ * Until the monotonic time `until` (us, g_get_monotonic_time()), no new
+ * read or file open of any batch starts; reads in flight complete. A
+ * later time extends a hold, an earlier one does not shorten it, 0 ends
+ * it. The daemon holds while a program starts, whose own reads should
+ * not queue behind prefetching on a disk that serves all I/O alike.
+ */
+void readahead_hold(gint64 until);
+/* Waits for a running batch (at exit) and delivers its done. */
 void readahead_wait(void);
 
 /*

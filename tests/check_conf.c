@@ -590,6 +590,8 @@ static const char default_dump[] =
 	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
 	"maxprocs = 30\n"
 	"sortstrategy = 3\n"
+	"slicekb = 32768\n"
+	"execpause = 1000\n"
 	"checkresidency = true\n"
 	"minavailable = 5\n"
 	"maxpressure = 10\n"
@@ -706,8 +708,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 11 keys in [model], 16 in [system] */
-	ck_assert_uint_eq(rows->len, 27);
+	/* 11 keys in [model], 18 in [system] */
+	ck_assert_uint_eq(rows->len, 29);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -743,13 +745,21 @@ START_TEST(test_describe)
 	ck_assert_str_eq(avail->default_text, "0");
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
-	pressure = rows->pdata[20];
+	{
+		const ConfKeyInfo *slice = rows->pdata[18];
+
+		ck_assert_str_eq(slice->key, "slicekb");
+		ck_assert_str_eq(slice->unit, "KB");
+		ck_assert_str_eq(slice->default_text, "32768");
+		ck_assert_int_eq(slice->min, 0);
+	}
+	pressure = rows->pdata[22];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[24];
+	window = rows->pdata[26];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

@@ -625,6 +625,98 @@ START_TEST(test_run_empty_batch)
 }
 END_TEST
 
+/* ---- slices ---- */
+
+static GArray *
+requests_of_lengths(const guint64 *lengths, guint n)
+{
+	GArray *reqs = readahead_requests_new();
+
+	for (guint i = 0; i < n; i++)
+		readahead_requests_add(reqs, "/nonexistent/f", i * 10 * MIB, lengths[i]);
+	return reqs;
+}
+
+START_TEST(test_slice_end)
+{
+	static const guint64 lengths[] = { 3 * MIB, MIB, MIB, MIB, 2 * MIB, 512 * 1024 };
+	g_autoptr(GArray) reqs = requests_of_lengths(lengths, G_N_ELEMENTS(lengths));
+	g_autoptr(GArray) none = readahead_requests_new();
+
+	/* Longer than a slice: alone. */
+	ck_assert_uint_eq(readahead_slice_end(reqs, 0, 2 * MIB), 1);
+	/* 1 + 1 MiB fill a slice exactly. */
+	ck_assert_uint_eq(readahead_slice_end(reqs, 1, 2 * MIB), 3);
+	/* 1 + 2 MiB do not fit. */
+	ck_assert_uint_eq(readahead_slice_end(reqs, 3, 2 * MIB), 4);
+	/* A full slice takes nothing more, however small. */
+	ck_assert_uint_eq(readahead_slice_end(reqs, 4, 2 * MIB), 5);
+	ck_assert_uint_eq(readahead_slice_end(reqs, 5, 2 * MIB), 6);
+	ck_assert_uint_eq(readahead_slice_end(reqs, 6, 2 * MIB), 6);
+	/* 0: one slice. */
+	ck_assert_uint_eq(readahead_slice_end(reqs, 0, 0), 6);
+	ck_assert_uint_eq(readahead_slice_end(reqs, 4, 0), 6);
+	ck_assert_uint_eq(readahead_slice_end(none, 0, 2 * MIB), 0);
+	/* 3 + 1 + 1 + 1 + 2 MiB = 8 MiB: everything but the last. */
+	ck_assert_uint_eq(readahead_slice_end(reqs, 0, 8 * MIB), 5);
+}
+END_TEST
+
+/* Slices are read in order and never merged with each other. */
+START_TEST(test_run_slices)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	g_autofree char *a = in_dir("a");
+	g_autofree char *b = in_dir("b");
+	ReadaheadStats stats;
+
+	write_sized(a, 16384);
+	write_sized(b, 8192);
+	/* Most likely first: b, then both halves of a. */
+	readahead_requests_add(reqs, b, 0, 8192);
+	readahead_requests_add(reqs, a, 0, 8192);
+	readahead_requests_add(reqs, a, 8192, 8192);
+	stats = readahead_run(reqs, &(ReadaheadOptions){ .strategy = SORT_PATH, .slice_bytes = 8192 });
+	ck_assert_uint_eq(stats.slices, 3);
+	/* The halves of a are in two slices: two ranges. */
+	ck_assert_uint_eq(stats.requests, 3);
+	ck_assert_uint_eq(stats.files, 2);
+	ck_assert_uint_eq(stats.bytes, 8192 + 16384);
+	ck_assert(!stats.superseded);
+	ck_assert_uint_eq(stats.dropped, 0);
+
+	/* One slice: sorted and merged as a whole, as 0.6.4 did. */
+	g_array_set_size(reqs, 0);
+	readahead_requests_add(reqs, b, 0, 8192);
+	readahead_requests_add(reqs, a, 0, 8192);
+	readahead_requests_add(reqs, a, 8192, 8192);
+	stats = readahead_run(reqs, &(ReadaheadOptions){ .strategy = SORT_PATH, .slice_bytes = 0 });
+	ck_assert_uint_eq(stats.slices, 1);
+	ck_assert_uint_eq(stats.requests, 2);
+	ck_assert_uint_eq(stats.bytes, 8192 + 16384);
+}
+END_TEST
+
+/* A hold delays the reads until its end; an earlier end does not shorten it. */
+START_TEST(test_hold_delays_reads)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	g_autofree char *f = in_dir("held");
+	gint64 until = g_get_monotonic_time() + 300000;
+	ReadaheadStats stats;
+
+	write_sized(f, 4096);
+	readahead_requests_add(reqs, f, 0, 4096);
+	readahead_hold(until);
+	readahead_hold(until - 250000);
+	stats = readahead_run(reqs, OPTS(SORT_PATH, 0));
+	ck_assert_int_ge(g_get_monotonic_time(), until);
+	ck_assert_uint_eq(stats.bytes, 4096);
+	ck_assert_uint_eq(stats.files, 1);
+	readahead_hold(0);
+}
+END_TEST
+
 /* ---- hostile files ---- */
 
 static void
@@ -1462,6 +1554,47 @@ START_TEST(test_wait_delivers_done)
 }
 END_TEST
 
+/*
+ * A batch told to stop while held reads nothing and reports everything
+ * dropped; the next batch runs in full.
+ */
+START_TEST(test_supersede_held_batch)
+{
+	DoneRecord rec = { 0 };
+	guint timeout;
+
+	rec.loop = g_main_loop_new(NULL, FALSE);
+	readahead_hold(g_get_monotonic_time() + 60 * G_USEC_PER_SEC);
+	ck_assert(readahead_start(make_files("held", 5, 4096),
+				  &(ReadaheadOptions){ .strategy = SORT_PATH, .maxprocs = 2,
+						       .slice_bytes = 4096 },
+				  on_done, &rec));
+	readahead_supersede();
+	timeout = g_timeout_add_seconds(20, on_timeout, rec.loop);
+	g_main_loop_run(rec.loop);
+	g_source_remove(timeout);
+	readahead_hold(0);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert(rec.stats.superseded);
+	ck_assert_uint_eq(rec.stats.dropped, 5);
+	/* Stopped before or at its first slice. */
+	ck_assert_uint_le(rec.stats.slices, 1);
+	ck_assert_uint_eq(rec.stats.bytes, 0);
+	ck_assert_uint_eq(rec.stats.files, 0);
+	ck_assert(!readahead_busy());
+
+	/* Not busy: nothing to stop, and the next batch is not stopped. */
+	readahead_supersede();
+	ck_assert(readahead_start(make_files("after", 2, 4096), OPTS(SORT_PATH, 2), on_done, &rec));
+	readahead_wait();
+	ck_assert_uint_eq(rec.calls, 2);
+	ck_assert(!rec.stats.superseded);
+	ck_assert_uint_eq(rec.stats.dropped, 0);
+	ck_assert_uint_eq(rec.stats.bytes, 2 * 4096);
+	g_main_loop_unref(rec.loop);
+}
+END_TEST
+
 static Suite *
 readahead_suite(void)
 {
@@ -1480,6 +1613,7 @@ readahead_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("merge");
+	tcase_add_test(tc, test_slice_end);
 	tcase_add_test(tc, test_merge_cases);
 	tcase_add_test(tc, test_merge_different_files);
 	tcase_add_test(tc, test_merge_unsorted);
@@ -1493,6 +1627,8 @@ readahead_suite(void)
 	tcase_add_test(tc, test_run_reads_only_the_range);
 	tcase_add_test(tc, test_run_truncated_file_is_clamped);
 	tcase_add_test(tc, test_run_empty_batch);
+	tcase_add_test(tc, test_run_slices);
+	tcase_add_test(tc, test_hold_delays_reads);
 	tcase_add_test(tc, test_run_fifo_is_skipped);
 	tcase_add_test(tc, test_run_symlinks_are_skipped);
 	tcase_add_test(tc, test_run_special_files_are_skipped);
@@ -1540,6 +1676,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_start_sync);
 	tcase_add_test(tc, test_start_background);
 	tcase_add_test(tc, test_wait_delivers_done);
+	tcase_add_test(tc, test_supersede_held_batch);
 	suite_add_tcase(s, tc);
 	return s;
 }
