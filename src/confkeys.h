@@ -119,15 +119,15 @@ CONF_INT(system, slicekb, 32768, 0, G_GINT64_CONSTANT(1) << 32, "KB",
 	"the most seeks on a rotating disk.")
 
 CONF_INT(system, execpause, 1000, 0, 60000, "ms",
-	"When the fanotify watch sees a known program start with more than a "
-	"tenth of its learned files not in the page cache, the readahead "
-	"starts no new read for this long (reads in flight complete): the "
-	"program's own reads then do not queue behind prefetching on a disk "
-	"whose scheduler serves every I/O class alike (none or mq-deadline, "
-	"throttled groups). Warm starts, repeated starts within a cycle and "
-	"programs not yet learned do not pause it. 0 turns it off. Without "
-	"the watch (learnreads and learnexec off, or no permission) starts "
-	"are not seen and nothing pauses.")
+	"When the fanotify watch sees a known program start that has not run "
+	"for two cycles, the readahead starts no new read for this long "
+	"(reads in flight complete): the program's own reads then do not "
+	"queue behind prefetching on a disk whose scheduler serves every I/O "
+	"class alike (none or mq-deadline, throttled groups). Programs run "
+	"over and over (a compiler during a build) and programs not yet "
+	"learned do not pause it. 0 turns it off. Without the watch "
+	"(learnreads and learnexec off, or no permission) starts are not "
+	"seen and nothing pauses.")
 
 CONF_BOOL(system, checkresidency, TRUE,
 	"Whether to ask the kernel which pages of a range are already in the "

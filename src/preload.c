@@ -452,6 +452,16 @@ on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 	if (exe) {
 		gint64 now = g_get_monotonic_time();
 
+		/*
+		 * A launch holds the readahead back (execpause): the start of a
+		 * known program not seen running for two cycles. Programs run
+		 * over and over (a compiler in a build, a script's tools) and
+		 * programs the model does not know do not: a machine that runs
+		 * them all day still prefetches.
+		 */
+		if (d->conf->execpause > 0 &&
+		    d->model->time - exe->update_time > 2 * (gint64)d->conf->cycle)
+			readahead_hold(now + d->conf->execpause * 1000);
 		exe->hits.starts++;
 		if (exe->hits_checked_at == 0 ||
 		    now - exe->hits_checked_at >= d->conf->cycle * G_USEC_PER_SEC) {
@@ -461,15 +471,6 @@ on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 					  &probed, &resident);
 			exe_hits_add(&exe->hits, bytes, prefetched, probed, resident);
 			exe->hits_checked_at = now;
-			/*
-			 * A start that will read more than a tenth of its set from
-			 * the disk holds the readahead back (execpause). Warm starts
-			 * do not, nor the repeats within a cycle, nor programs the
-			 * model does not know: a machine that runs scripts all day
-			 * still prefetches.
-			 */
-			if (d->conf->execpause > 0 && probed > 0 && resident < probed - probed / 10)
-				readahead_hold(now + d->conf->execpause * 1000);
 		}
 		d->model->dirty = TRUE;
 	}

@@ -48,7 +48,7 @@ typedef struct ReadaheadRequest {
 } ReadaheadRequest;
 
 /* Bytes of a batch requested from the disk and not yet read, at most. */
-#define READAHEAD_INFLIGHT_MAX ((guint64)16 * 1024 * 1024)
+#define READAHEAD_INFLIGHT_MAX ((guint64)2 * 1024 * 1024)
 
 /* How a batch is read. */
 typedef struct ReadaheadOptions {
