@@ -821,7 +821,14 @@ model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 			continue;  /* listed twice: changed once */
 		exe->prev_change_timestamp = exe->change_timestamp;
 		exe->change_timestamp = now;
-		if (!exe_is_running(model, exe)) {
+		if (exe_is_running(model, exe)) {
+			/*
+			 * A start, if this model saw it stopped before: not the
+			 * first sight of a program that may have run for long.
+			 */
+			if (exe->prev_change_timestamp >= 0)
+				exe->starts += 1;
+		} else {
 			prune_stopped(model, now);
 			g_ptr_array_add(model->stopped, exe);
 		}
@@ -1016,6 +1023,7 @@ model_age(Model *model, gint64 now)
 		Exe *exe = key;
 
 		exe->time = age_round(exe->time * factor);
+		exe->starts = age_round(exe->starts * factor);
 	}
 
 	faded = g_ptr_array_new();
@@ -1045,6 +1053,37 @@ model_age(Model *model, gint64 now)
 	for (guint i = 0; i < faded->len; i++)
 		markov_free(model, g_ptr_array_index(faded, i));
 	return faded->len;
+}
+
+/* The starts of the chain's exe `who` (MARKOV_A or MARKOV_B) it recorded. */
+static double
+markov_starts_of(const Markov *markov, int who)
+{
+	int other = who ^ MARKOV_BOTH;
+
+	/* Every move from a state where `who` is stopped to one where it runs. */
+	return markov->weight[MARKOV_NEITHER][who] + markov->weight[MARKOV_NEITHER][MARKOV_BOTH] +
+	       markov->weight[other][who] + markov->weight[other][MARKOV_BOTH];
+}
+
+void
+model_count_starts(Model *model)
+{
+	GHashTableIter iter;
+	gpointer key;
+
+	g_return_if_fail(model != NULL);
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &key))
+		((Exe *)key)->starts = 0;
+	g_hash_table_iter_init(&iter, model->chains);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		Markov *markov = key;
+
+		markov->a->starts = MAX(markov->a->starts, markov_starts_of(markov, MARKOV_A));
+		markov->b->starts = MAX(markov->b->starts, markov_starts_of(markov, MARKOV_B));
+	}
 }
 
 guint

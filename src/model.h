@@ -120,6 +120,8 @@ typedef struct Exe {
 	guint seq;            /* index while saving or loading */
 	guint score_stamp;    /* model->score_stamp when it last got a bid */
 	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
+	double starts;        /* starts seen, aged like time (not hits.starts): see
+				 model_exes_changed(); after a load, model_count_starts() */
 } Exe;
 
 /*
@@ -312,7 +314,11 @@ void model_link_exe(Model *model, Exe *exe, gint64 now);
  * Marks the n exes as having started or stopped at now (all seen by one
  * scan): their change times move first, then their chains record the
  * transitions, then those that started are linked (model_link_exe()), so
- * that a new chain sees every change of the scan.
+ * that a new chain sees every change of the scan. A start adds 1 to the
+ * exe's Exe.starts if the model saw the exe stop before (its previous
+ * change time is known). So an exe's first start after a load is not
+ * counted: it cannot be told from the first sight of a program that has
+ * run for long.
  */
 void model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now);
 /* model_exes_changed() for one exe. */
@@ -339,12 +345,20 @@ double exe_hits_resident_ratio(const ExeHits *hits);
 double exe_hits_prefetched_ratio(const ExeHits *hits);
 
 /*
- * Ages the model from model->aged_time to now: every running time, the
- * total time, and every chain's joint time and counts are multiplied by
- * 2^(-(now - aged_time) / halflife), rounded to 7 significant digits (as
- * are the mean sojourns, which keeps the state file short); then chains
- * whose counts all faded below MODEL_FADED_WEIGHT are freed unless both
- * their exes run. Does nothing but move aged_time without a half-life.
+ * Sets every exe's Exe.starts, which the state file does not hold, to the
+ * most starts one of its chains recorded (moves from a state where it is
+ * stopped to one where it runs); 0 without chains. For a model just
+ * loaded: the oldest chain saw the most.
+ */
+void model_count_starts(Model *model);
+
+/*
+ * Ages the model from model->aged_time to now: every running time and
+ * start count, the total time, and every chain's joint time and counts
+ * are multiplied by 2^(-(now - aged_time) / halflife), rounded to 7
+ * significant digits (as are the mean sojourns, which keeps the state
+ * file short); then chains whose counts all faded below
+ * MODEL_FADED_WEIGHT are freed unless both their exes run. Does nothing but move aged_time without a half-life.
  * Returns the number of chains freed.
  */
 guint model_age(Model *model, gint64 now);

@@ -1066,6 +1066,101 @@ START_TEST(test_link_follow)
 }
 END_TEST
 
+/*
+ * Exe.starts counts the starts after a stop the model saw: not the
+ * admission, not the first start of an exe whose past is unknown.
+ */
+START_TEST(test_starts_counted)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *none[] = { NULL };
+	Exe *x, *y;
+
+	set_params(model, 0, 60, TRUE);
+	{
+		Exe *r[] = { NULL, NULL };
+
+		scan(model, 10, r);
+		x = admit(model, "/usr/bin/x", 10);
+	}
+	ck_assert_double_eq(x->starts, 0);
+	/* Stops at 30 (not a start), starts at 50 after a stop it saw. */
+	scan(model, 30, none);
+	model_exe_changed(model, x, 30);
+	ck_assert_double_eq(x->starts, 0);
+	{
+		Exe *r[] = { x, NULL };
+
+		scan(model, 50, r);
+		model_exe_changed(model, x, 50);
+	}
+	ck_assert_double_eq(x->starts, 1);
+
+	/*
+	 * y is known (loaded) but its past is not: its first start, at 70,
+	 * does not count; after the stop at 90, the start at 110 does.
+	 */
+	y = exe_new("/usr/bin/y", FALSE, 0);
+	model_add_exe(model, y, 0, FALSE);
+	{
+		Exe *r[] = { x, y, NULL };
+		Exe *rx[] = { x, NULL };
+
+		scan(model, 70, r);
+		model_exe_changed(model, y, 70);
+		ck_assert_double_eq(y->starts, 0);
+		scan(model, 90, rx);
+		model_exe_changed(model, y, 90);
+		scan(model, 110, r);
+		model_exe_changed(model, y, 110);
+	}
+	ck_assert_double_eq(y->starts, 1);
+	ck_assert_double_eq(x->starts, 1);
+}
+END_TEST
+
+/* After a load, an exe's starts are the most one of its chains saw. */
+START_TEST(test_count_starts)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+	Exe *d = exe_new("/usr/bin/d", FALSE, 0);
+	Markov *ab, *ca;
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+	model_add_exe(model, d, 0, FALSE);
+	ab = markov_new(model, a, b, 0, FALSE);
+	ca = markov_new(model, c, a, 0, FALSE);
+	/*
+	 * (a, b): a starts on 0 -> 1, 0 -> 3, 2 -> 1, 2 -> 3: 2 + 1 + 0.5 + 3
+	 * = 6.5; b on 0 -> 2, 0 -> 3, 1 -> 2, 1 -> 3: 4 + 1 + 0 + 2 = 7.
+	 * Stops (1 -> 0, 3 -> 2, ...) do not count.
+	 */
+	ab->weight[0][1] = 2;
+	ab->weight[0][2] = 4;
+	ab->weight[0][3] = 1;
+	ab->weight[1][3] = 2;
+	ab->weight[2][1] = 0.5;
+	ab->weight[2][3] = 3;
+	ab->weight[1][0] = 9;
+	ab->weight[3][2] = 9;
+	/* (c, a): a is its b: 0 -> 2 and 1 -> 2, 5 + 1 = 6; c: 0 -> 1, 1. */
+	ca->weight[0][2] = 5;
+	ca->weight[1][2] = 1;
+	ca->weight[0][1] = 1;
+	d->starts = 8;  /* no chain: nothing seen */
+	model_count_starts(model);
+	ck_assert_double_eq(a->starts, 6.5);
+	ck_assert_double_eq(b->starts, 7);
+	ck_assert_double_eq(c->starts, 1);
+	ck_assert_double_eq(d->starts, 0);
+}
+END_TEST
+
 START_TEST(test_link_constant)
 {
 	g_autoptr(Model) model = model_new();
@@ -1193,6 +1288,7 @@ START_TEST(test_age)
 	m = markov_new(model, a, b, 0, FALSE);
 	model->total_time = 400;
 	a->time = 200;
+	a->starts = 6;
 	b->time = 100;
 	m->time = 60;
 	m->weight[0][0] = 4;
@@ -1217,6 +1313,7 @@ START_TEST(test_age)
 	ck_assert_int_eq(model->aged_time, 200);
 	ck_assert_double_eq(model->total_time, 200);
 	ck_assert_double_eq(a->time, 100);
+	ck_assert_double_eq(a->starts, 3);
 	ck_assert_double_eq(b->time, 50);
 	ck_assert_double_eq(m->time, 30);
 	ck_assert_double_eq(m->weight[0][0], 2);
@@ -1240,6 +1337,8 @@ START_TEST(test_age)
 	model_age(model, 300);
 	ck_assert_double_eq(m->weight[0][0], 1.587401);
 	ck_assert_double_eq(a->time, 79.37005);
+	/* 3 * 0.79370052598 = 2.38110157795 -> 2.381102. */
+	ck_assert_double_eq(a->starts, 2.381102);
 	ck_assert_double_eq(m->weight[1][1], 0.3968503);
 	ck_assert_double_eq(model_age_value(3.0, 100, 300), 2.381102);
 	ck_assert_double_eq(model_age_value(1.0, 300, 300), 0.5);
@@ -1491,6 +1590,8 @@ model_suite(void)
 	tcase_add_test(tc, test_link_together);
 	tcase_add_test(tc, test_link_together_known);
 	tcase_add_test(tc, test_link_follow);
+	tcase_add_test(tc, test_starts_counted);
+	tcase_add_test(tc, test_count_starts);
 	tcase_add_test(tc, test_link_constant);
 	tcase_add_test(tc, test_markov_new_joint_floor);
 	suite_add_tcase(s, tc);
