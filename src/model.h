@@ -11,7 +11,9 @@
  * Chains are sparse: a pair of executables has one only once it has run
  * together or one followed the other (see model_link_exe()). A pair
  * without a chain is neutral evidence: it bids nothing, as a chain whose
- * correlation is 0 would. Observations age with a half-life
+ * correlation is 0 would. What such a pair did until then is known from
+ * its two exes alone (each start left "neither"), so a chain made late
+ * starts with that history instead of with nothing. Observations age with a half-life
  * (model_age()); nothing here grows with the square of the number of
  * executables, and the per-cycle functions visit the running executables
  * and their chains, not the whole model.
@@ -307,6 +309,15 @@ void model_remove_exe(Model *model, Exe *exe);
  *     times at which exes stopped) at most params.follow seconds before
  *     now.
  * Every other pair keeps no chain. Does nothing if exe does not run.
+ *
+ * A chain made here starts with the "neither" row the pair's chain would
+ * hold had it been kept all along: the pair never ran together, so every
+ * start of either left "neither" (W[0][a] = a's Exe.starts, W[0][b] =
+ * b's, W[0][0] their sum) and tau[0] is the time neither ran,
+ * model->total_time - a->time - b->time + (the chain's time), over that
+ * sum; then it records its first transition as markov_new() does (its
+ * start is not counted twice). Its other rows start empty. With
+ * `allpairs` (model_add_exe()) chains are made as 0.6.4 made them.
  */
 void model_link_exe(Model *model, Exe *exe, gint64 now);
 
@@ -348,7 +359,8 @@ double exe_hits_prefetched_ratio(const ExeHits *hits);
  * Sets every exe's Exe.starts, which the state file does not hold, to the
  * most starts one of its chains recorded (moves from a state where it is
  * stopped to one where it runs); 0 without chains. For a model just
- * loaded: the oldest chain saw the most.
+ * loaded: the oldest chain saw the most, and a backfilled one (see
+ * model_link_exe()) holds the starts from before it too.
  */
 void model_count_starts(Model *model);
 
