@@ -22,7 +22,10 @@
  * when the two run together (and the chain can record how they came to),
  * or when one starts within the follow window after the other stopped
  * (model_link_exe()). A pair without a chain is neutral evidence: it bids
- * nothing, exactly like a chain whose correlation is 0. Chains are found
+ * nothing, exactly like a chain whose correlation is 0. Until it gets one
+ * the pair never ran together, so its "neither" row is known from each
+ * exe's start count and running time: a chain made late gets that row as
+ * if it had been kept all along (markov_backfill()). Chains are found
  * by pair in one hash lookup (model->chains), the running set is kept
  * (model->running), and the per-cycle functions visit the running exes
  * and their chains instead of the whole model.
@@ -419,12 +422,66 @@ pair_history(const Exe *a, const Exe *b, int current, int *before, gint64 *since
 	return TRUE;
 }
 
-Markov *
-markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
+/*
+ * The starts of e that the chain's first transition, at `when`, records:
+ * 1 if e started then and its start was counted in e->starts.
+ */
+static double
+start_recorded(const Model *model, const Exe *e, gint64 when)
+{
+	return e->change_timestamp == when && e->prev_change_timestamp >= 0 &&
+	       exe_is_running(model, e) ? 1.0 : 0.0;
+}
+
+/*
+ * Gives a chain made late the "neither" row that the chain of the full
+ * pairwise model would have learned by now. A pair without a chain never
+ * ran together (it would have been linked then; pairs first seen in one
+ * scan, constant exes and faded chains aside), so every start of either
+ * exe left "neither", and the pair spent in "neither" the time that
+ * neither ran: W[0][a] and W[0][b] are the exes' starts, W[0][0] their
+ * sum, and tau[0] the time neither ran over that sum.
+ *
+ * Without it the row holds only what the chain saw since it was made:
+ * after a link by following, one departure, to the follower, within
+ * `follow` seconds, which bids as if the follower always started soon;
+ * after a link by running together, nothing, which bids nothing. How a
+ * program ranked then depended on when its chains happened to be made.
+ * The other rows (how one reacts to the other running) are left to what
+ * the chain sees from now on.
+ *
+ * `recorded`: the chain's first transition (at `when`) is about to be
+ * recorded, and the start it holds must not be counted twice.
+ */
+static void
+markov_backfill(Model *model, Markov *markov, gint64 when, gboolean recorded)
+{
+	double sa = markov->a->starts, sb = markov->b->starts, neither;
+
+	if (recorded) {
+		sa -= start_recorded(model, markov->a, when);
+		sb -= start_recorded(model, markov->b, when);
+	}
+	sa = MAX(sa, 0.0);
+	sb = MAX(sb, 0.0);
+	if (!(sa + sb > 0))
+		return;
+	markov->weight[MARKOV_NEITHER][MARKOV_A] = sa;
+	markov->weight[MARKOV_NEITHER][MARKOV_B] = sb;
+	markov->weight[MARKOV_NEITHER][MARKOV_NEITHER] = sa + sb;
+	/* Up to the last accounting; markov->time is what they shared. */
+	neither = model->total_time - markov->a->time - markov->b->time + markov->time;
+	markov->time_to_leave[MARKOV_NEITHER] = MAX(neither, 0.0) / (sa + sb);
+}
+
+/* markov_new(), and with `backfill` markov_backfill() before the first transition. */
+static Markov *
+markov_make(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize, gboolean backfill)
 {
 	Markov *markov;
 	int current, before;
 	gint64 since, when;
+	gboolean known;
 
 	g_return_val_if_fail(model != NULL, NULL);
 	g_return_val_if_fail(a != NULL && b != NULL, NULL);
@@ -455,7 +512,10 @@ markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
 	 */
 	markov->time = MAX(0.0, a->time + b->time - model->total_time);
 
-	if (pair_history(a, b, current, &before, &since, &when)) {
+	known = pair_history(a, b, current, &before, &since, &when);
+	if (backfill)
+		markov_backfill(model, markov, known ? when : now, known);
+	if (known) {
 		/*
 		 * Start the chain where the pair was before its latest change,
 		 * and record that change as its first transition, so a pair
@@ -468,11 +528,17 @@ markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
 		markov_state_changed(model, markov, when);
 	} else {
 		/* Unknown or simultaneous changes: nothing to learn yet. */
-		gint64 known = MAX(a->change_timestamp, b->change_timestamp);
+		gint64 latest = MAX(a->change_timestamp, b->change_timestamp);
 
-		markov->change_timestamp = known >= 0 ? known : now;
+		markov->change_timestamp = latest >= 0 ? latest : now;
 	}
 	return markov;
+}
+
+Markov *
+markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
+{
+	return markov_make(model, a, b, now, initialize, FALSE);
 }
 
 void
@@ -766,7 +832,7 @@ model_link_exe(Model *model, Exe *exe, gint64 now)
 		if (!pair_history(other, exe, pair_state(model, other, exe),
 				  &before, &since, &when))
 			continue;
-		markov_new(model, other, exe, now, TRUE);
+		markov_make(model, other, exe, now, TRUE, TRUE);
 	}
 
 	/*
@@ -803,7 +869,7 @@ model_link_exe(Model *model, Exe *exe, gint64 now)
 
 		if (other == exe || model_lookup_chain(model, other, exe))
 			continue;
-		markov_new(model, other, exe, now, TRUE);
+		markov_make(model, other, exe, now, TRUE, TRUE);
 	}
 }
 
@@ -821,7 +887,14 @@ model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 			continue;  /* listed twice: changed once */
 		exe->prev_change_timestamp = exe->change_timestamp;
 		exe->change_timestamp = now;
-		if (!exe_is_running(model, exe)) {
+		if (exe_is_running(model, exe)) {
+			/*
+			 * A start, if this model saw it stopped before: not the
+			 * first sight of a program that may have run for long.
+			 */
+			if (exe->prev_change_timestamp >= 0)
+				exe->starts += 1;
+		} else {
 			prune_stopped(model, now);
 			g_ptr_array_add(model->stopped, exe);
 		}
@@ -1016,6 +1089,7 @@ model_age(Model *model, gint64 now)
 		Exe *exe = key;
 
 		exe->time = age_round(exe->time * factor);
+		exe->starts = age_round(exe->starts * factor);
 	}
 
 	faded = g_ptr_array_new();
@@ -1045,6 +1119,37 @@ model_age(Model *model, gint64 now)
 	for (guint i = 0; i < faded->len; i++)
 		markov_free(model, g_ptr_array_index(faded, i));
 	return faded->len;
+}
+
+/* The starts of the chain's exe `who` (MARKOV_A or MARKOV_B) it recorded. */
+static double
+markov_starts_of(const Markov *markov, int who)
+{
+	int other = who ^ MARKOV_BOTH;
+
+	/* Every move from a state where `who` is stopped to one where it runs. */
+	return markov->weight[MARKOV_NEITHER][who] + markov->weight[MARKOV_NEITHER][MARKOV_BOTH] +
+	       markov->weight[other][who] + markov->weight[other][MARKOV_BOTH];
+}
+
+void
+model_count_starts(Model *model)
+{
+	GHashTableIter iter;
+	gpointer key;
+
+	g_return_if_fail(model != NULL);
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &key))
+		((Exe *)key)->starts = 0;
+	g_hash_table_iter_init(&iter, model->chains);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		Markov *markov = key;
+
+		markov->a->starts = MAX(markov->a->starts, markov_starts_of(markov, MARKOV_A));
+		markov->b->starts = MAX(markov->b->starts, markov_starts_of(markov, MARKOV_B));
+	}
 }
 
 guint

@@ -11,7 +11,9 @@
  * Chains are sparse: a pair of executables has one only once it has run
  * together or one followed the other (see model_link_exe()). A pair
  * without a chain is neutral evidence: it bids nothing, as a chain whose
- * correlation is 0 would. Observations age with a half-life
+ * correlation is 0 would. What such a pair did until then is known from
+ * its two exes alone (each start left "neither"), so a chain made late
+ * starts with that history instead of with nothing. Observations age with a half-life
  * (model_age()); nothing here grows with the square of the number of
  * executables, and the per-cycle functions visit the running executables
  * and their chains, not the whole model.
@@ -120,6 +122,8 @@ typedef struct Exe {
 	guint seq;            /* index while saving or loading */
 	guint score_stamp;    /* model->score_stamp when it last got a bid */
 	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
+	double starts;        /* starts seen, aged like time (not hits.starts): see
+				 model_exes_changed(); after a load, model_count_starts() */
 } Exe;
 
 /*
@@ -305,6 +309,15 @@ void model_remove_exe(Model *model, Exe *exe);
  *     times at which exes stopped) at most params.follow seconds before
  *     now.
  * Every other pair keeps no chain. Does nothing if exe does not run.
+ *
+ * A chain made here starts with the "neither" row the pair's chain would
+ * hold had it been kept all along: the pair never ran together, so every
+ * start of either left "neither" (W[0][a] = a's Exe.starts, W[0][b] =
+ * b's, W[0][0] their sum) and tau[0] is the time neither ran,
+ * model->total_time - a->time - b->time + (the chain's time), over that
+ * sum; then it records its first transition as markov_new() does (its
+ * start is not counted twice). Its other rows start empty. With
+ * `allpairs` (model_add_exe()) chains are made as 0.6.4 made them.
  */
 void model_link_exe(Model *model, Exe *exe, gint64 now);
 
@@ -312,7 +325,11 @@ void model_link_exe(Model *model, Exe *exe, gint64 now);
  * Marks the n exes as having started or stopped at now (all seen by one
  * scan): their change times move first, then their chains record the
  * transitions, then those that started are linked (model_link_exe()), so
- * that a new chain sees every change of the scan.
+ * that a new chain sees every change of the scan. A start adds 1 to the
+ * exe's Exe.starts if the model saw the exe stop before (its previous
+ * change time is known). So an exe's first start after a load is not
+ * counted: it cannot be told from the first sight of a program that has
+ * run for long.
  */
 void model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now);
 /* model_exes_changed() for one exe. */
@@ -339,12 +356,21 @@ double exe_hits_resident_ratio(const ExeHits *hits);
 double exe_hits_prefetched_ratio(const ExeHits *hits);
 
 /*
- * Ages the model from model->aged_time to now: every running time, the
- * total time, and every chain's joint time and counts are multiplied by
- * 2^(-(now - aged_time) / halflife), rounded to 7 significant digits (as
- * are the mean sojourns, which keeps the state file short); then chains
- * whose counts all faded below MODEL_FADED_WEIGHT are freed unless both
- * their exes run. Does nothing but move aged_time without a half-life.
+ * Sets every exe's Exe.starts, which the state file does not hold, to the
+ * most starts one of its chains recorded (moves from a state where it is
+ * stopped to one where it runs); 0 without chains. For a model just
+ * loaded: the oldest chain saw the most, and a backfilled one (see
+ * model_link_exe()) holds the starts from before it too.
+ */
+void model_count_starts(Model *model);
+
+/*
+ * Ages the model from model->aged_time to now: every running time and
+ * start count, the total time, and every chain's joint time and counts
+ * are multiplied by 2^(-(now - aged_time) / halflife), rounded to 7
+ * significant digits (as are the mean sojourns, which keeps the state
+ * file short); then chains whose counts all faded below
+ * MODEL_FADED_WEIGHT are freed unless both their exes run. Does nothing but move aged_time without a half-life.
  * Returns the number of chains freed.
  */
 guint model_age(Model *model, gint64 now);

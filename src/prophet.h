@@ -12,7 +12,12 @@
  * it is not running and +1 if it runs (its pages are probably resident).
  * Maps with a score of ln(1 - 1e-4) or less are taken in ascending order
  * while they fit the memory budget. A pair of executables without a chain
- * (see model.h) bids nothing.
+ * (see model.h) bids nothing. A chain made late comes with the "neither"
+ * row of its pair's whole history (model_link_exe()), so from "neither"
+ * it bids what the full pairwise model would: each exe's share of the
+ * pair's starts at the rate the pair leaves "neither", a frequency prior
+ * weighted by |correlation|; without it a young chain bid as if its one
+ * linking start were the rule.
  */
 #pragma once
 

@@ -176,6 +176,8 @@ loader_finish(Loader *ld, gboolean keep)
 		model_free(model);
 		return NULL;
 	}
+	/* Not in the file: what the chains saw is the best there is. */
+	model_count_starts(model);
 	model->dirty = FALSE;
 	return model;
 }

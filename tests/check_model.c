@@ -1066,6 +1066,231 @@ START_TEST(test_link_follow)
 }
 END_TEST
 
+/*
+ * Exe.starts counts the starts after a stop the model saw: not the
+ * admission, not the first start of an exe whose past is unknown.
+ */
+START_TEST(test_starts_counted)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *none[] = { NULL };
+	Exe *x, *y;
+
+	set_params(model, 0, 60, TRUE);
+	{
+		Exe *r[] = { NULL, NULL };
+
+		scan(model, 10, r);
+		x = admit(model, "/usr/bin/x", 10);
+	}
+	ck_assert_double_eq(x->starts, 0);
+	/* Stops at 30 (not a start), starts at 50 after a stop it saw. */
+	scan(model, 30, none);
+	model_exe_changed(model, x, 30);
+	ck_assert_double_eq(x->starts, 0);
+	{
+		Exe *r[] = { x, NULL };
+
+		scan(model, 50, r);
+		model_exe_changed(model, x, 50);
+	}
+	ck_assert_double_eq(x->starts, 1);
+
+	/*
+	 * y is known (loaded) but its past is not: its first start, at 70,
+	 * does not count; after the stop at 90, the start at 110 does.
+	 */
+	y = exe_new("/usr/bin/y", FALSE, 0);
+	model_add_exe(model, y, 0, FALSE);
+	{
+		Exe *r[] = { x, y, NULL };
+		Exe *rx[] = { x, NULL };
+
+		scan(model, 70, r);
+		model_exe_changed(model, y, 70);
+		ck_assert_double_eq(y->starts, 0);
+		scan(model, 90, rx);
+		model_exe_changed(model, y, 90);
+		scan(model, 110, r);
+		model_exe_changed(model, y, 110);
+	}
+	ck_assert_double_eq(y->starts, 1);
+	ck_assert_double_eq(x->starts, 1);
+}
+END_TEST
+
+/*
+ * A chain made by following starts with the pair's "neither" row: the
+ * starts of both and the time neither ran.
+ */
+START_TEST(test_link_backfill_follow)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *none[] = { NULL };
+	Exe *x, *y, *r;
+	Markov *m;
+
+	set_params(model, 0, 60, TRUE);
+	/* x runs from 10 to 30. */
+	{
+		Exe *run[] = { NULL, NULL };
+
+		scan(model, 10, run);
+		x = admit(model, "/usr/bin/x", 10);
+	}
+	scan(model, 30, none);
+	model_exe_changed(model, x, 30);
+	/* Its history so far: 4 starts, 300 s run of 1000. */
+	x->starts = 4;
+	x->time = 300;
+	model->total_time = 1000;
+
+	/*
+	 * 50: y, new, follows x. The chain's time: max(0, 300 + 0 - 1000) =
+	 * 0. Backfilled: W01 = x's 4 starts, W02 = y's 0 (its admission is
+	 * no counted start), W00 = 4, tau0 = (1000 - 300 - 0 + 0) / 4 = 175.
+	 * Then 0 -> 2 after 50 - 30 = 20 s: W00 = 5, W02 = 1,
+	 * tau0 = 175 + (20 - 175) / 5 = 144.
+	 */
+	{
+		Exe *run[] = { NULL, NULL };
+
+		scan(model, 50, run);
+		y = admit(model, "/usr/bin/y", 50);
+	}
+	m = model_lookup_chain(model, x, y);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_eq(m->a, x);
+	ck_assert_int_eq(m->state, MARKOV_B);
+	ck_assert_int_eq(m->change_timestamp, 50);
+	ck_assert_double_eq_tol(m->time, 0, TOL);
+	ck_assert_double_eq_tol(m->weight[0][1], 4, TOL);
+	ck_assert_double_eq_tol(m->weight[0][2], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[0][0], 5, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[0], 144, TOL);
+	/* The other rows start empty. */
+	ck_assert_double_eq_tol(weight_sum(m), 10, TOL);
+
+	/*
+	 * The full pairwise model (allpairs) makes its chains as 0.6.4 did:
+	 * r, admitted at 60 while y runs, records 2 -> 3 after 10 s with y
+	 * and 0 -> 2 after 30 s with x, and nothing of x's 4 starts.
+	 */
+	r = exe_new("/usr/bin/r", TRUE, 60);
+	{
+		Exe *run[] = { y, r, NULL };
+
+		scan(model, 60, run);
+	}
+	model_add_exe(model, r, 60, TRUE);
+	m = model_lookup_chain(model, x, r);
+	ck_assert_double_eq_tol(m->weight[0][0], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[0][2], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[0], 30, TOL);
+	ck_assert_double_eq_tol(weight_sum(m), 2, TOL);
+	ck_assert_double_eq_tol(weight_sum(model_lookup_chain(model, y, r)), 2, TOL);
+}
+END_TEST
+
+/*
+ * A chain made by running together: the start that made the pair run
+ * together is its first transition, not a departure from "neither".
+ */
+START_TEST(test_link_backfill_together)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *p = exe_new("/usr/bin/p", FALSE, 0);
+	Exe *q;
+	Markov *m;
+
+	set_params(model, 0, 0, TRUE);
+	/* p is known: it stopped at 20, after 3 starts. */
+	model_add_exe(model, p, 0, FALSE);
+	p->prev_change_timestamp = 5;
+	p->change_timestamp = 20;
+	p->starts = 3;
+	/* q is admitted at 30 and runs alone: no chain. */
+	{
+		Exe *run[] = { NULL, NULL };
+
+		scan(model, 30, run);
+		q = admit(model, "/usr/bin/q", 30);
+	}
+	ck_assert_uint_eq(model->n_chains, 0);
+	model->total_time = 1000;
+	p->time = 200;
+	q->time = 100;
+
+	/*
+	 * 50: p starts while q runs: p's 4th start. The chain (q, p) was in
+	 * "q only" since max(30, 20) = 30 and records 1 -> 3 after 20 s;
+	 * its "neither" row has p's other 3 starts and q's 0: W02 = 3,
+	 * W00 = 3, tau0 = (1000 - 100 - 200 + 0) / 3.
+	 */
+	{
+		Exe *run[] = { q, p, NULL };
+
+		scan(model, 50, run);
+		model_exe_changed(model, p, 50);
+	}
+	ck_assert_double_eq(p->starts, 4);
+	m = model_lookup_chain(model, p, q);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_eq(m->a, q);
+	ck_assert_int_eq(m->state, MARKOV_BOTH);
+	ck_assert_double_eq_tol(m->weight[0][1], 0, TOL);
+	ck_assert_double_eq_tol(m->weight[0][2], 3, TOL);
+	ck_assert_double_eq_tol(m->weight[0][0], 3, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[0], 700.0 / 3.0, 1e-9);
+	ck_assert_double_eq_tol(m->weight[1][1], 1, TOL);
+	ck_assert_double_eq_tol(m->weight[1][3], 1, TOL);
+	ck_assert_double_eq_tol(m->time_to_leave[1], 20, TOL);
+	ck_assert_double_eq_tol(weight_sum(m), 8, TOL);
+}
+END_TEST
+
+/* After a load, an exe's starts are the most one of its chains saw. */
+START_TEST(test_count_starts)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+	Exe *d = exe_new("/usr/bin/d", FALSE, 0);
+	Markov *ab, *ca;
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+	model_add_exe(model, d, 0, FALSE);
+	ab = markov_new(model, a, b, 0, FALSE);
+	ca = markov_new(model, c, a, 0, FALSE);
+	/*
+	 * (a, b): a starts on 0 -> 1, 0 -> 3, 2 -> 1, 2 -> 3: 2 + 1 + 0.5 + 3
+	 * = 6.5; b on 0 -> 2, 0 -> 3, 1 -> 2, 1 -> 3: 4 + 1 + 0 + 2 = 7.
+	 * Stops (1 -> 0, 3 -> 2, ...) do not count.
+	 */
+	ab->weight[0][1] = 2;
+	ab->weight[0][2] = 4;
+	ab->weight[0][3] = 1;
+	ab->weight[1][3] = 2;
+	ab->weight[2][1] = 0.5;
+	ab->weight[2][3] = 3;
+	ab->weight[1][0] = 9;
+	ab->weight[3][2] = 9;
+	/* (c, a): a is its b: 0 -> 2 and 1 -> 2, 5 + 1 = 6; c: 0 -> 1, 1. */
+	ca->weight[0][2] = 5;
+	ca->weight[1][2] = 1;
+	ca->weight[0][1] = 1;
+	d->starts = 8;  /* no chain: nothing seen */
+	model_count_starts(model);
+	ck_assert_double_eq(a->starts, 6.5);
+	ck_assert_double_eq(b->starts, 7);
+	ck_assert_double_eq(c->starts, 1);
+	ck_assert_double_eq(d->starts, 0);
+}
+END_TEST
+
 START_TEST(test_link_constant)
 {
 	g_autoptr(Model) model = model_new();
@@ -1193,6 +1418,7 @@ START_TEST(test_age)
 	m = markov_new(model, a, b, 0, FALSE);
 	model->total_time = 400;
 	a->time = 200;
+	a->starts = 6;
 	b->time = 100;
 	m->time = 60;
 	m->weight[0][0] = 4;
@@ -1217,6 +1443,7 @@ START_TEST(test_age)
 	ck_assert_int_eq(model->aged_time, 200);
 	ck_assert_double_eq(model->total_time, 200);
 	ck_assert_double_eq(a->time, 100);
+	ck_assert_double_eq(a->starts, 3);
 	ck_assert_double_eq(b->time, 50);
 	ck_assert_double_eq(m->time, 30);
 	ck_assert_double_eq(m->weight[0][0], 2);
@@ -1240,6 +1467,8 @@ START_TEST(test_age)
 	model_age(model, 300);
 	ck_assert_double_eq(m->weight[0][0], 1.587401);
 	ck_assert_double_eq(a->time, 79.37005);
+	/* 3 * 0.79370052598 = 2.38110157795 -> 2.381102. */
+	ck_assert_double_eq(a->starts, 2.381102);
 	ck_assert_double_eq(m->weight[1][1], 0.3968503);
 	ck_assert_double_eq(model_age_value(3.0, 100, 300), 2.381102);
 	ck_assert_double_eq(model_age_value(1.0, 300, 300), 0.5);
@@ -1491,6 +1720,10 @@ model_suite(void)
 	tcase_add_test(tc, test_link_together);
 	tcase_add_test(tc, test_link_together_known);
 	tcase_add_test(tc, test_link_follow);
+	tcase_add_test(tc, test_starts_counted);
+	tcase_add_test(tc, test_link_backfill_follow);
+	tcase_add_test(tc, test_link_backfill_together);
+	tcase_add_test(tc, test_count_starts);
 	tcase_add_test(tc, test_link_constant);
 	tcase_add_test(tc, test_markov_new_joint_floor);
 	suite_add_tcase(s, tc);

@@ -980,6 +980,13 @@ START_TEST(test_load_valid_text_v2)
 	ck_assert(m->weight[1][1] == 15.0);
 	ck_assert(m->weight[2][2] == 24.0);
 	ck_assert(m->weight[3][3] == 33.0);
+	/*
+	 * Starts are not in the file: what the chain saw. x (its a) starts
+	 * on w01 + w03 + w21 + w23 = 1 + 3 + 8 + 9; y on w02 + w03 + w12 +
+	 * w13 = 2 + 3 + 5 + 6.
+	 */
+	ck_assert(x->starts == 21.0);
+	ck_assert(y->starts == 16.0);
 }
 END_TEST
 
