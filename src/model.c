@@ -157,6 +157,13 @@ model_unregister_map(Model *model, Map *map)
 		last->index = i;
 		g_ptr_array_set_size(list, list->len - 1);
 	}
+	/*
+	 * The last scoring's candidates (the maps stamped with it) are reset
+	 * by the next one: a freed map must not be among them. Stale maps,
+	 * which maintenance drops in bulk, are never candidates.
+	 */
+	if (map->score_stamp != 0 && map->score_stamp == model->score_stamp)
+		g_ptr_array_remove_fast(model->candidates, map);
 	g_hash_table_remove(model->maps, map);  /* frees it */
 }
 
