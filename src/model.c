@@ -68,6 +68,7 @@ map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
 	map->offset = offset;
 	map->length = length;
 	map->update_time = update_time;
+	map->checked = -1;
 	return map;
 }
 
