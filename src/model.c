@@ -68,6 +68,7 @@ map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
 	map->offset = offset;
 	map->length = length;
 	map->update_time = update_time;
+	map->checked = -1;
 	return map;
 }
 
@@ -157,6 +158,13 @@ model_unregister_map(Model *model, Map *map)
 		last->index = i;
 		g_ptr_array_set_size(list, list->len - 1);
 	}
+	/*
+	 * The last scoring's candidates (the maps stamped with it) are reset
+	 * by the next one: a freed map must not be among them. Stale maps,
+	 * which maintenance drops in bulk, are never candidates.
+	 */
+	if (map->score_stamp != 0 && map->score_stamp == model->score_stamp)
+		g_ptr_array_remove_fast(model->candidates, map);
 	g_hash_table_remove(model->maps, map);  /* frees it */
 }
 

@@ -66,6 +66,7 @@ typedef struct Map {
 	guint rank;           /* place in (path, offset, length) order: a numeric tie-break */
 	guint index;          /* position in model->map_list */
 	gboolean stale;       /* its file is gone or was replaced: never read ahead */
+	gint64 checked;       /* model time its file was last checked or learned, -1 never */
 	guint score_stamp;    /* model->score_stamp when prophet_score() last scored it */
 	guint64 prefetch_seq; /* model->prefetch_seq of the last prefetch that read it */
 } Map;

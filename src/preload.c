@@ -238,6 +238,7 @@ predict_and_readahead(Daemon *d)
 	g_autoptr(GPtrArray) selected = NULL;
 	ReadaheadOptions options = { 0 };
 	GArray *requests;
+	guint stale;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
 		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
@@ -253,11 +254,15 @@ predict_and_readahead(Daemon *d)
 	if (selected->len == 0 || d->pause != PROPHET_PREFETCH)
 		return;
 
+	stale = spy_check_files(d->spy, selected, d->model->time);
+	if (stale > 0)
+		g_debug("%u selected maps turned stale: their files are gone or were replaced", stale);
 	requests = readahead_requests_new();
 	for (guint i = 0; i < selected->len; i++) {
 		const Map *map = selected->pdata[i];
 
-		readahead_requests_add(requests, map->path, map->offset, map->length);
+		if (!map->stale)
+			readahead_requests_add(requests, map->path, map->offset, map->length);
 	}
 	options.strategy = (int)d->conf->sortstrategy;
 	options.maxprocs = (int)d->conf->maxprocs;
@@ -276,8 +281,12 @@ predict_and_readahead(Daemon *d)
 	}
 	/* What this prefetch read, for the hit figures of the starts that follow. */
 	d->model->prefetch_seq++;
-	for (guint i = 0; i < selected->len; i++)
-		((Map *)selected->pdata[i])->prefetch_seq = d->model->prefetch_seq;
+	for (guint i = 0; i < selected->len; i++) {
+		Map *map = selected->pdata[i];
+
+		if (!map->stale)
+			map->prefetch_seq = d->model->prefetch_seq;
+	}
 }
 
 /* Second half of a cycle: learn from the scan, then predict. */

@@ -177,6 +177,12 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrel
 			(w[MARKOV_B] + w[MARKOV_BOTH]) / (w[s] + 0.01));
 }
 
+/*
+ * prophet_score() asks for a chain this many chains before its bid, and
+ * for its exes half as many before.
+ */
+#define PREFETCH_RING 16
+
 /* Adds to a map's score, resetting it first if this scoring has not yet. */
 static void
 score_map(Model *model, Map *map, double lnprob)
@@ -192,8 +198,8 @@ score_map(Model *model, Map *map, double lnprob)
 void
 prophet_score(Model *model, const Conf *conf)
 {
+	Markov *ring[PREFETCH_RING];
 	GHashTableIter iter;
-	gpointer key;
 
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(conf != NULL);
@@ -211,10 +217,38 @@ prophet_score(Model *model, const Conf *conf)
 	g_ptr_array_set_size(model->candidates, 0);
 	model->score_stamp++;
 
-	/* Every chain once; a pair without a chain bids nothing. */
+	/*
+	 * Every chain once; a pair without a chain bids nothing. The chains
+	 * and their exes are scattered over the heap and, a cycle after the
+	 * last scoring, out of the CPU caches: waiting for them was most of
+	 * the time here. The chains are taken PREFETCH_RING ahead of their
+	 * bids, so that the loads of the next chains, then of their exes,
+	 * overlap the work on this one.
+	 */
 	g_hash_table_iter_init(&iter, model->chains);
-	while (g_hash_table_iter_next(&iter, &key, NULL))
-		prophet_bid(model, key, conf->cycle, conf->usecorrelation);
+	for (guint i = 0, have = 0, left = g_hash_table_size(model->chains);; i++) {
+		gpointer key;
+
+		while (have < i + PREFETCH_RING && left > 0 &&
+		       g_hash_table_iter_next(&iter, &key, NULL)) {
+			left--;
+			ring[have++ % PREFETCH_RING] = key;
+			__builtin_prefetch(key);
+			__builtin_prefetch((const char *)key + 64);
+			__builtin_prefetch((const char *)key + 128);
+		}
+		if (i == have)
+			break;
+		if (i + PREFETCH_RING / 2 < have) {
+			const Markov *next = ring[(i + PREFETCH_RING / 2) % PREFETCH_RING];
+
+			__builtin_prefetch(next->a);
+			__builtin_prefetch((const char *)next->a + 64);
+			__builtin_prefetch(next->b);
+			__builtin_prefetch((const char *)next->b + 64);
+		}
+		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, conf->usecorrelation);
+	}
 
 	/*
 	 * Maps get a score only from the exes that run (+1 each: their pages

@@ -4,14 +4,17 @@
  * cache, in an order that is kind to the disk, without ever blocking the
  * main loop or touching anything that is not a plain file.
  *
- * A batch goes through three steps. readahead_sort() orders the ranges
- * (by path, by inode, or by the physical position FIEMAP reports), and
- * readahead_merge() fuses ranges of one file that touch or overlap. The
- * reader then opens each file (lstat, open without following symlinks or
- * blocking, fstat and compare with the lstat) and issues readahead(2) in
- * chunks, because the kernel silently truncates one call to the device's
- * readahead window: on a disk with read_ahead_kb = 8192 one call on a
- * 256 MiB file caches only its first 8 MiB.
+ * A slice of a batch goes through four steps. Its ranges are put in path
+ * order and readahead_merge() fuses ranges of one file that touch or
+ * overlap. Each file is then examined once (lstat, open without following
+ * symlinks or blocking, fstat and compare with the lstat): one that
+ * cannot be read, or whose ranges are all cached, is settled there. What
+ * is left is ordered as readahead_sort() would (by path, by inode, or by
+ * the physical position FIEMAP reports), and the reader opens each file
+ * again and issues readahead(2) in chunks, because the kernel silently
+ * truncates one call to the device's readahead window: on a disk with
+ * read_ahead_kb = 8192 one call on a 256 MiB file caches only its first
+ * 8 MiB.
  *
  * Most of what a batch asks for is usually cached already: the programs
  * predicted this cycle were predicted last cycle too, and 0.6.4 asked
@@ -374,9 +377,40 @@ physical_offset(int fd, guint64 offset, guint64 length, guint64 *ret_block)
 }
 
 /*
- * Fills dev, inode, block and the rank of the requests [first, first + n),
- * which all name the same file: one lstat (SORT_INODE) or one safe open
- * (SORT_BLOCK) per file, then one FIEMAP per range.
+ * Fills dev, inode, block and the rank of the n requests of one file from
+ * its stat, and with fd >= 0 (SORT_BLOCK) one FIEMAP per range.
+ */
+static void
+locate_requests(SortItem *items, guint n, const struct stat *st, int fd)
+{
+	for (guint i = 0; i < n; i++) {
+		ReadaheadRequest *req = &items[i].req;
+
+		req->dev = st->st_dev;
+		req->inode = (guint64)st->st_ino;
+		req->block = req->inode;
+		items[i].rank = RANK_EXAMINED;
+		if (fd >= 0 && physical_offset(fd, req->offset, req->length, &req->block))
+			items[i].rank = RANK_LOCATED;
+	}
+}
+
+/* The requests of a file that could not be examined sort last, by path. */
+static void
+unknown_requests(SortItem *items, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		items[i].req.dev = 0;
+		items[i].req.inode = 0;
+		items[i].req.block = 0;
+		items[i].rank = RANK_UNKNOWN;
+	}
+}
+
+/*
+ * Fills the sort keys of the requests [first, first + n), which all name
+ * the same file: one lstat (SORT_INODE) or one safe open (SORT_BLOCK)
+ * per file, then one FIEMAP per range.
  */
 static void
 examine_file(SortItem *items, guint n, int strategy)
@@ -384,35 +418,30 @@ examine_file(SortItem *items, guint n, int strategy)
 	const char *path = items[0].req.path;
 	struct stat st;
 	int fd = -1, err;
-	guint i;
 
 	if (strategy == SORT_INODE) {
-		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			goto unknown;
+		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+			unknown_requests(items, n);
+			return;
+		}
 	} else if (open_regular(path, &fd, &st, &err) != OPEN_OK) {
-		goto unknown;
+		unknown_requests(items, n);
+		return;
 	}
-	for (i = 0; i < n; i++) {
-		ReadaheadRequest *req = &items[i].req;
-
-		req->dev = st.st_dev;
-		req->inode = (guint64)st.st_ino;
-		req->block = req->inode;
-		items[i].rank = RANK_EXAMINED;
-		if (fd >= 0 && physical_offset(fd, req->offset, req->length, &req->block))
-			items[i].rank = RANK_LOCATED;
-	}
+	locate_requests(items, n, &st, fd);
 	if (fd >= 0)
 		(void)close(fd);
-	return;
+}
 
-unknown:
-	for (i = 0; i < n; i++) {
-		items[i].req.dev = 0;
-		items[i].req.inode = 0;
-		items[i].req.block = 0;
-		items[i].rank = RANK_UNKNOWN;
-	}
+/* A strategy this module knows; anything else is SORT_BLOCK, with a warning. */
+static int
+known_strategy(int strategy)
+{
+	if (strategy == SORT_NONE || strategy == SORT_PATH || strategy == SORT_INODE ||
+	    strategy == SORT_BLOCK)
+		return strategy;
+	g_warning("unknown sort strategy %d, sorting by block", strategy);
+	return SORT_BLOCK;
 }
 
 void
@@ -422,11 +451,7 @@ readahead_sort(GArray *requests, int strategy)
 	guint i, start;
 
 	g_return_if_fail(requests != NULL);
-	if (strategy != SORT_NONE && strategy != SORT_PATH && strategy != SORT_INODE &&
-	    strategy != SORT_BLOCK) {
-		g_warning("unknown sort strategy %d, sorting by block", strategy);
-		strategy = SORT_BLOCK;
-	}
+	strategy = known_strategy(strategy);
 	if (strategy == SORT_NONE || requests->len < 1)
 		return;
 
@@ -592,7 +617,6 @@ wait_read(int fd, guint64 last)
 typedef struct {
 	guint first;
 	guint count;
-	gboolean resident;      /* found wholly cached: nothing to read */
 } Group;
 
 static void batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
@@ -1114,6 +1138,64 @@ readahead_set_idle_class(GError **error)
 	return FALSE;
 }
 
+/*
+ * open_regular() for the count requests of path, saying why it failed: a
+ * file that vanished (normal after upgrades) only at debug level, an odd
+ * file or a swap as an info, any other error as a warning, all capped per
+ * batch. The requests of a file that cannot be opened are counted in
+ * local as skipped (or failed, for an error).
+ */
+static gboolean
+open_checked(Batch *batch, const char *path, guint count, int *ret_fd, struct stat *ret_st,
+	     ReadaheadStats *local)
+{
+	int err;
+
+	switch (open_regular(path, ret_fd, ret_st, &err)) {
+	case OPEN_OK:
+		return TRUE;
+	case OPEN_MISSING:
+		g_debug("readahead: %s: %s, skipping", path, g_strerror(err));
+		local->skipped += count;
+		break;
+	case OPEN_NOT_REGULAR:
+		batch_message(batch, G_LOG_LEVEL_INFO, "readahead: %s is %s, not a regular file, skipping",
+			      path, mode_name(ret_st->st_mode));
+		local->skipped += count;
+		break;
+	case OPEN_CHANGED:
+		batch_message(batch, G_LOG_LEVEL_INFO,
+			      "readahead: %s was replaced while being opened, skipping", path);
+		local->skipped += count;
+		break;
+	case OPEN_ERROR:
+	default:
+		batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: cannot open %s: %s, ignoring",
+			      path, g_strerror(err));
+		local->failed += count;
+		break;
+	}
+	return FALSE;
+}
+
+/* Adds one file's figures to the batch's. */
+static void
+batch_add_stats(Batch *batch, const ReadaheadStats *local)
+{
+	g_mutex_lock(&batch->lock);
+	batch->stats.failed += local->failed;
+	batch->stats.skipped += local->skipped;
+	batch->stats.bytes += local->bytes;
+	batch->stats.syscalls += local->syscalls;
+	batch->stats.resident_bytes += local->resident_bytes;
+	batch->stats.resident_ranges += local->resident_ranges;
+	batch->stats.probes += local->probes;
+	batch->stats.threads += local->threads;
+	batch->stats.threads_not_idle += local->threads_not_idle;
+	batch->stats.dropped += local->dropped;
+	g_mutex_unlock(&batch->lock);
+}
+
 /* The batch a thread last read for: its I/O class is checked once per batch. */
 static __thread guint thread_batch_id;
 static gint batch_ids;
@@ -1143,33 +1225,11 @@ read_group(Batch *batch, const Group *group)
 		local.threads_not_idle = thread_is_idle_class() ? 0 : 1;
 	}
 
-	switch (open_regular(path, &fd, &st, &err)) {
-	case OPEN_OK:
-		opened = TRUE;
+	opened = open_checked(batch, path, group->count, &fd, &st, &local);
+	if (opened) {
 		chunk = batch_chunk(batch, st.st_dev);
 		/* For wait_read(): no kernel readahead window on its one-byte reads. */
 		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-		break;
-	case OPEN_MISSING:
-		g_debug("readahead: %s: %s, skipping", path, g_strerror(err));
-		local.skipped = group->count;
-		break;
-	case OPEN_NOT_REGULAR:
-		batch_message(batch, G_LOG_LEVEL_INFO, "readahead: %s is %s, not a regular file, skipping",
-			      path, mode_name(st.st_mode));
-		local.skipped = group->count;
-		break;
-	case OPEN_CHANGED:
-		batch_message(batch, G_LOG_LEVEL_INFO,
-			      "readahead: %s was replaced while being opened, skipping", path);
-		local.skipped = group->count;
-		break;
-	case OPEN_ERROR:
-	default:
-		batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: cannot open %s: %s, ignoring",
-			      path, g_strerror(err));
-		local.failed = group->count;
-		break;
 	}
 
 	for (i = 0; opened && i < group->count; i++) {
@@ -1226,23 +1286,13 @@ read_group(Batch *batch, const Group *group)
 			local.failed++;
 		}
 	}
-	if (opened)
+	if (opened) {
 		(void)close(fd);
-
-	g_mutex_lock(&batch->lock);
-	if (opened)
+		g_mutex_lock(&batch->lock);
 		g_hash_table_add(batch->opened, (gpointer)path);
-	batch->stats.failed += local.failed;
-	batch->stats.skipped += local.skipped;
-	batch->stats.bytes += local.bytes;
-	batch->stats.syscalls += local.syscalls;
-	batch->stats.resident_bytes += local.resident_bytes;
-	batch->stats.resident_ranges += local.resident_ranges;
-	batch->stats.probes += local.probes;
-	batch->stats.threads += local.threads;
-	batch->stats.threads_not_idle += local.threads_not_idle;
-	batch->stats.dropped += local.dropped;
-	g_mutex_unlock(&batch->lock);
+		g_mutex_unlock(&batch->lock);
+	}
+	batch_add_stats(batch, &local);
 }
 
 static void
@@ -1252,80 +1302,108 @@ pool_worker(gpointer data, gpointer user_data)
 }
 
 /*
- * Whether every range of the group is already cached, by one cachestat()
- * per range from the batch thread. In steady state nearly every group is,
- * and then no worker thread needs to start at all. Anything less certain
- * (an odd file, no cachestat) is left to read_group(), which reports it.
+ * Examines the file of the n requests items (one file) once, before
+ * anything is sorted or read, and settles what needs no reading: a file
+ * that cannot be opened (reported as read_group() would), and with
+ * check_residency a file whose ranges are all cached already (one
+ * cachestat() per range). Returns FALSE for a file still to read; its
+ * requests then get their sort keys from the same descriptor. In steady
+ * state nearly every file is settled here, by one open, so nothing is
+ * located on the disk and no worker thread starts.
  */
 static gboolean
-group_is_resident(Batch *batch, Group *group)
+probe_file(Batch *batch, SortItem *items, guint n, int strategy)
 {
-	const ReadaheadRequest *reqs = batch->reqs + group->first;
+	const char *path = items[0].req.path;
 	ReadaheadStats local = { 0 };
 	struct stat st;
-	int fd, err;
+	int fd;
 
-	if (!batch->check_residency || open_regular(reqs[0].path, &fd, &st, &err) != OPEN_OK)
-		return FALSE;
-	for (guint i = 0; i < group->count; i++) {
+	if (!open_checked(batch, path, n, &fd, &st, &local)) {
+		batch_add_stats(batch, &local);
+		return TRUE;
+	}
+	for (guint i = 0; i < n; i++) {
+		const ReadaheadRequest *req = &items[i].req;
 		guint64 size = (guint64)st.st_size, length;
 
-		if (reqs[i].offset >= size) {
+		if (req->offset >= size) {
 			local.skipped++;
 			continue;
 		}
-		length = MIN(reqs[i].length, size - reqs[i].offset);
-		if (length > 0 && cachestat_probe(fd, &st, reqs[i].offset, length, &local) != RESIDENT_ALL) {
+		length = MIN(req->length, size - req->offset);
+		if (length > 0 && (!batch->check_residency ||
+				   cachestat_probe(fd, &st, req->offset, length, &local) != RESIDENT_ALL)) {
+			/* read_group() counts it all again, from its own checks. */
+			locate_requests(items, n, &st, strategy == SORT_BLOCK ? fd : -1);
 			(void)close(fd);
 			return FALSE;
 		}
-		local.resident_bytes += length;
-		local.resident_ranges++;
+		/* Without the check an empty range is only nothing to read. */
+		if (batch->check_residency) {
+			local.resident_bytes += length;
+			local.resident_ranges++;
+		}
 	}
 	(void)close(fd);
-
 	g_mutex_lock(&batch->lock);
-	g_hash_table_add(batch->opened, (gpointer)reqs[0].path);
-	batch->stats.skipped += local.skipped;
-	batch->stats.resident_bytes += local.resident_bytes;
-	batch->stats.resident_ranges += local.resident_ranges;
-	batch->stats.probes += local.probes;
+	g_hash_table_add(batch->opened, (gpointer)path);
 	g_mutex_unlock(&batch->lock);
+	batch_add_stats(batch, &local);
 	return TRUE;
 }
 
-/* Sorts, merges and reads one slice of the batch. */
-static void
-run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
+/* The runs of consecutive requests of one file in reqs[0 .. n). */
+static GArray *
+group_requests(const ReadaheadRequest *reqs, guint n)
 {
-	g_autoptr(GArray) groups = NULL;
-	GThreadPool *pool = NULL;
-	guint i, start, to_read = 0;
+	GArray *groups = g_array_new(FALSE, FALSE, sizeof(Group));
+	guint i, start;
 
-	readahead_sort(slice, options->strategy);
-	readahead_merge(slice);
-	batch->reqs = (const ReadaheadRequest *)(const void *)slice->data;
-	batch->stats.requests += slice->len;
-	batch->stats.slices++;
+	for (start = 0; start < n; start = i) {
+		Group group = { start, 0 };
 
-	groups = g_array_new(FALSE, FALSE, sizeof(Group));
-	for (start = 0; start < slice->len; start = i) {
-		Group group = { start, 0, FALSE };
-
-		for (i = start + 1; i < slice->len; i++)
-			if (strcmp(batch->reqs[i].path, batch->reqs[start].path) != 0)
+		for (i = start + 1; i < n; i++)
+			if (strcmp(reqs[i].path, reqs[start].path) != 0)
 				break;
 		group.count = i - start;
 		g_array_append_val(groups, group);
 	}
+	return groups;
+}
 
-	/*
-	 * Groups found wholly cached (the steady state) cost a cachestat()
-	 * here and no thread. The pool starts at the first group to read, so
-	 * the disk is busy while the rest are checked.
-	 */
-	for (i = 0; i < groups->len; i++) {
-		Group *group = &g_array_index(groups, Group, i);
+/*
+ * Reads one slice of the batch. It is put in path order and merged, so
+ * that each file is examined once (probe_file()): what needs no reading,
+ * the steady state, costs one open and no thread. What is left is sorted
+ * by the strategy and read. Sorting only that keeps the FIEMAP calls of
+ * SORT_BLOCK off the cached files. Merging in path order also fuses the
+ * overlapping ranges of a file that a physical order would keep apart.
+ */
+static void
+run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
+{
+	g_autoptr(GArray) probed = NULL;
+	g_autoptr(GArray) groups = NULL;
+	g_autofree SortItem *items = NULL;
+	g_autofree ReadaheadRequest *order = NULL;
+	GThreadPool *pool = NULL;
+	int strategy = known_strategy(options->strategy);
+	gboolean probe;
+	guint i, n = 0;
+
+	if (strategy != SORT_NONE)
+		g_array_sort(slice, cmp_request_path_cb);
+	readahead_merge(slice);
+	batch->stats.requests += slice->len;
+	batch->stats.slices++;
+
+	/* The requests still to read, with their sort keys (paths borrowed from slice). */
+	probe = options->check_residency || strategy == SORT_INODE || strategy == SORT_BLOCK;
+	items = g_new0(SortItem, MAX(slice->len, 1));
+	probed = group_requests((const ReadaheadRequest *)(const void *)slice->data, slice->len);
+	for (i = 0; i < probed->len; i++) {
+		const Group *group = &g_array_index(probed, Group, i);
 
 		/* Opening a file may read its inode from the disk: held too. */
 		hold_wait(batch);
@@ -1335,19 +1413,33 @@ run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
 			g_mutex_unlock(&batch->lock);
 			continue;
 		}
-		group->resident = group_is_resident(batch, group);
-		if (group->resident)
-			continue;
-		to_read++;
-		if (!pool && to_read == 1 && options->maxprocs > 1 && i + 1 < groups->len) {
-			g_autoptr(GError) error = NULL;
-			int threads = (int)MIN((guint)options->maxprocs, groups->len - i);
-
-			pool = g_thread_pool_new(pool_worker, batch, threads, TRUE, &error);
-			if (!pool)
-				g_warning("cannot start %d readahead threads: %s, reading in one",
-					  threads, error->message);
+		for (guint j = 0; j < group->count; j++) {
+			items[n + j].req = g_array_index(slice, ReadaheadRequest, group->first + j);
+			items[n + j].rank = RANK_UNKNOWN;
 		}
+		if (!probe || !probe_file(batch, &items[n], group->count, strategy))
+			n += group->count;
+	}
+	if (strategy == SORT_INODE || strategy == SORT_BLOCK)
+		qsort(items, n, sizeof(*items), cmp_sort_item);
+	order = g_new(ReadaheadRequest, MAX(n, 1));
+	for (i = 0; i < n; i++)
+		order[i] = items[i].req;
+	batch->reqs = order;
+	groups = group_requests(order, n);
+
+	if (options->maxprocs > 1 && groups->len > 1) {
+		g_autoptr(GError) error = NULL;
+		int threads = (int)MIN((guint)options->maxprocs, groups->len);
+
+		pool = g_thread_pool_new(pool_worker, batch, threads, TRUE, &error);
+		if (!pool)
+			g_warning("cannot start %d readahead threads: %s, reading in one",
+				  threads, error->message);
+	}
+	for (i = 0; i < groups->len; i++) {
+		Group *group = &g_array_index(groups, Group, i);
+
 		/* The pool's queue is FIFO, so the disk still sees the sorted order. */
 		if (pool)
 			g_thread_pool_push(pool, group, NULL);

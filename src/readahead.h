@@ -5,8 +5,9 @@
  * A batch is a copy of the chosen ranges (the model may change while it
  * runs), most likely first. It is read in slices of at most slice_bytes,
  * in that order, so that what is most likely needed is cached first;
- * each slice is sorted by `sortstrategy`, adjacent or overlapping ranges
- * of one file are merged, and each range is read with readahead(2) in
+ * in each slice adjacent or overlapping ranges of one file are merged,
+ * each file is examined once, what is left to read is sorted by
+ * `sortstrategy`, and each range is read with readahead(2) in
  * chunks no larger than the device's per-call cap. At most
  * READAHEAD_INFLIGHT_MAX bytes of a batch are in flight at once: a
  * launch that starts while the daemon reads waits behind that much of

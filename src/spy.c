@@ -475,6 +475,7 @@ learn_map(Model *model, GHashTable *stat_cache, Spy *spy, const ProcMap *m, gint
 	}
 	if (map_file_id_is_known(&state->id))
 		map->file = state->id;
+	map->checked = now;
 	return map;
 }
 
@@ -614,6 +615,26 @@ refresh_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
 }
 
 /*
+ * Whether map's file is still the one it was learned from: gone, or
+ * another file (an upgrade replaced it), the map turns stale and TRUE is
+ * returned. A map learned before identities were kept takes the file's.
+ */
+static gboolean
+check_map_file(Spy *spy, GHashTable *stat_cache, Map *map, gint64 now)
+{
+	const FileState *state = file_state(spy, stat_cache, map->path);
+
+	map->checked = now;
+	if (!state->usable || !map_file_id_matches(&map->file, &state->id)) {
+		map->stale = TRUE;
+		return TRUE;
+	}
+	if (!map_file_id_is_known(&map->file))
+		map->file = state->id;
+	return FALSE;
+}
+
+/*
  * Checks the files of a few maps, continuing where the last update
  * stopped, so that every map is checked about once per
  * SPY_FILE_CHECK_PERIOD whatever the number of maps. A map whose file is
@@ -621,7 +642,7 @@ refresh_exe(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache,
  * is never read ahead again.
  */
 static void
-check_map_files(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache)
+check_map_files(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache, gint64 now)
 {
 	GPtrArray *list = model->map_list;
 	guint64 n;
@@ -633,22 +654,37 @@ check_map_files(Spy *spy, Model *model, const Conf *conf, GHashTable *stat_cache
 	n = MIN(n, (guint64)list->len);
 	for (guint64 i = 0; i < n; i++) {
 		Map *map;
-		const FileState *state;
 
 		if (spy->sweep >= list->len)
 			spy->sweep = 0;
 		map = g_ptr_array_index(list, spy->sweep++);
-		if (map->stale)
-			continue;
-		state = file_state(spy, stat_cache, map->path);
-		if (!state->usable || !map_file_id_matches(&map->file, &state->id)) {
-			map->stale = TRUE;
+		if (!map->stale && check_map_file(spy, stat_cache, map, now))
 			spy->stats.stale++;
-		} else if (!map_file_id_is_known(&map->file)) {
-			/* Learned before identities were kept: this is the file now. */
-			map->file = state->id;
-		}
 	}
+}
+
+guint
+spy_check_files(Spy *spy, GPtrArray *maps, gint64 now)
+{
+	g_autoptr(GHashTable) stat_cache = NULL;
+	guint stale = 0;
+
+	g_return_val_if_fail(spy != NULL, 0);
+	g_return_val_if_fail(maps != NULL, 0);
+
+	for (guint i = 0; i < maps->len; i++) {
+		Map *map = g_ptr_array_index(maps, i);
+
+		/* A clock that went back checks again. */
+		if (map->stale || (map->checked >= 0 && map->checked <= now &&
+				   now - map->checked < SPY_FILE_CHECK_PERIOD))
+			continue;
+		if (!stat_cache)
+			stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+		if (check_map_file(spy, stat_cache, map, now))
+			stale++;
+	}
+	return stale;
 }
 
 /* Whether the map of exe's own file (every process maps it) turned stale. */
@@ -821,7 +857,7 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 
 	/* 4. A few maps' files, 5. running time, then forget old verdicts on
 	 *    small exes. */
-	check_map_files(spy, model, conf, stat_cache);
+	check_map_files(spy, model, conf, stat_cache, now);
 	model_account(model, now);
 	model_expire_bad_exes(model, now, conf->autosave);
 	model->dirty = TRUE;
@@ -1030,6 +1066,7 @@ spy_learned_files(Spy *spy, Model *model, const Conf *conf, const char *exe_path
 		map->stale = FALSE;
 		if (map_file_id_is_known(&state->id))
 			map->file = state->id;
+		map->checked = now;
 		exe_add_map_origin(model, exe, map, 1.0, EXEMAP_READ);
 	}
 

@@ -109,6 +109,17 @@ gboolean spy_scan(Spy *spy, Model *model, const Conf *conf, gint64 now, GError *
  */
 void spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now);
 
+/*
+ * The sweep's file check, brought forward for the maps about to be read
+ * ahead: each of maps (Map *) whose file was not checked, nor learned, in
+ * the last SPY_FILE_CHECK_PERIOD seconds of model time is checked now,
+ * and turns stale if the file is gone or was replaced. Returns how many
+ * did; the caller leaves them out. Without it readahead would look for a
+ * file gone for good every cycle until the sweep reached it (up to an
+ * hour), and would read a replaced file at the old one's ranges.
+ */
+guint spy_check_files(Spy *spy, GPtrArray *maps, gint64 now);
+
 /* The model parameters the configuration asks for. */
 void spy_model_params(const Conf *conf, ModelParams *params);
 

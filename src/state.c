@@ -36,6 +36,8 @@
 
 #include <glib/gstdio.h>
 
+#include "sha256.h"
+
 G_DEFINE_QUARK(preload-state-error-quark, state_error)
 
 #define STATE_TAG "PRELOAD-STATE"
@@ -848,8 +850,9 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 
 /* END <records> <sha256> */
 static gboolean
-load_end(Loader *ld, char **f, guint nf, GChecksum *checksum, GError **error)
+load_end(Loader *ld, char **f, guint nf, Sha256 *checksum, GError **error)
 {
+	char digest[SHA256_HEX_SIZE];
 	guint64 count;
 
 	if (nf != 3)
@@ -861,7 +864,8 @@ load_end(Loader *ld, char **f, guint nf, GChecksum *checksum, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "END counts %" G_GUINT64_FORMAT " records, the file has %" G_GUINT64_FORMAT,
 				 count, ld->records);
-	if (g_ascii_strcasecmp(f[2], g_checksum_get_string(checksum)) != 0)
+	sha256_finish_hex(checksum, digest);
+	if (g_ascii_strcasecmp(f[2], digest) != 0)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "checksum mismatch, the file is damaged");
 	return TRUE;
 }
@@ -913,12 +917,14 @@ read_line(Loader *ld, FILE *file, char **line, size_t *size, gsize *len, GError 
 static gboolean
 load_stream(Loader *ld, FILE *file, GError **error)
 {
-	g_autoptr(GChecksum) checksum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_auto(Sha256) checksum = { 0 };
 	g_autofree char *line = NULL;
 	size_t size = 0;
 	gsize len;
 	char *f[MAX_FIELDS];
 	guint nf;
+
+	sha256_init(&checksum);
 
 	switch (read_line(ld, file, &line, &size, &len, error)) {
 	case LINE_ERROR:
@@ -932,7 +938,7 @@ load_stream(Loader *ld, FILE *file, GError **error)
 	case LINE_OK:
 		break;
 	}
-	g_checksum_update(checksum, (const guchar *)line, (gssize)len);
+	sha256_update(&checksum, line, len);
 	line[len - 1] = '\0';
 	nf = split_fields(line, f);
 	if (!load_header(ld, f, nf, error))
@@ -955,7 +961,7 @@ load_stream(Loader *ld, FILE *file, GError **error)
 		if (!ld->legacy && strncmp(line, "END", 3) == 0 &&
 		    (line[3] == '\t' || line[3] == '\n'))
 			break;
-		g_checksum_update(checksum, (const guchar *)line, (gssize)len);
+		sha256_update(&checksum, line, len);
 		line[len - 1] = '\0';
 		if (line[0] == '\0' || line[0] == '#')
 			continue;
@@ -967,7 +973,7 @@ load_stream(Loader *ld, FILE *file, GError **error)
 	/* The END line. */
 	line[len - 1] = '\0';
 	nf = split_fields(line, f);
-	if (!load_end(ld, f, nf, checksum, error))
+	if (!load_end(ld, f, nf, &checksum, error))
 		return FALSE;
 
 	errno = 0;
@@ -1130,7 +1136,8 @@ state_format(Model *model)
 	g_autoptr(GPtrArray) exes = g_ptr_array_new();
 	g_autoptr(GPtrArray) exe_uris = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) bad_paths = NULL;
-	g_autoptr(GChecksum) checksum = NULL;
+	Sha256 checksum;
+	char digest[SHA256_HEX_SIZE];
 	g_autoptr(GHashTable) files = NULL;     /* FileRecord * -> its index */
 	g_autoptr(GString) file_lines = NULL;
 	g_autoptr(GPtrArray) map_order = NULL;  /* Map * by index */
@@ -1337,10 +1344,10 @@ state_format(Model *model)
 		records++;
 	}
 
-	checksum = g_checksum_new(G_CHECKSUM_SHA256);
-	g_checksum_update(checksum, (const guchar *)out->str, (gssize)out->len);
-	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records,
-			       g_checksum_get_string(checksum));
+	sha256_init(&checksum);
+	sha256_update(&checksum, out->str, out->len);
+	sha256_finish_hex(&checksum, digest);
+	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records, digest);
 	return out;
 }
 

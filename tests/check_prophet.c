@@ -386,6 +386,32 @@ START_TEST(test_score_correlation)
 }
 END_TEST
 
+/*
+ * A map freed after a scoring (its exe stopped using it) leaves the
+ * candidates: the next scoring resets the last one's scores and must not
+ * write into freed memory.
+ */
+START_TEST(test_score_forgets_freed_maps)
+{
+	g_autoptr(Model) model = model_new();
+	Conf conf = { .cycle = 20, .usecorrelation = FALSE };
+	Exe *a, *b;
+	Map *ma;
+
+	(void)bid_chain(model, &a, &b);
+	ma = add_map(model, a, "/usr/lib/liba.so", 0, 4096, 1.0);
+	(void)add_map(model, a, "/usr/lib/liba2.so", 0, 4096, 1.0);
+	prophet_score(model, &conf);
+	ck_assert_uint_eq(model->candidates->len, 2);
+	ck_assert_ptr_eq(a->exemaps->len > 0 ? g_array_index(a->exemaps, ExeMap, 0).map : NULL, ma);
+	exe_remove_map(model, a, 0);  /* its only use: freed */
+	ck_assert_uint_eq(model->candidates->len, 1);
+	ck_assert_ptr_ne(g_ptr_array_index(model->candidates, 0), ma);
+	prophet_score(model, &conf);
+	ck_assert_uint_eq(model->candidates->len, 1);
+}
+END_TEST
+
 START_TEST(test_score_prob_edges)
 {
 	g_autoptr(Model) model = model_new();
@@ -787,6 +813,7 @@ prophet_suite(void)
 	tcase_add_test(tc, test_score_correlation);
 	tcase_add_test(tc, test_score_lists);
 	tcase_add_test(tc, test_score_prob_edges);
+	tcase_add_test(tc, test_score_forgets_freed_maps);
 	tcase_add_test(tc, test_exe_probability);
 	suite_add_tcase(s, tc);
 

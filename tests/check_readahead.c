@@ -1034,6 +1034,74 @@ START_TEST(test_residency_cached_batch_starts_no_thread)
 }
 END_TEST
 
+/* How many times path was opened since the watch was added (drains the events). */
+static guint
+count_opens(int ino)
+{
+	union {
+		struct inotify_event ev;
+		char bytes[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)];
+	} buf;
+	guint opens = 0;
+	ssize_t n;
+
+	while ((n = read(ino, &buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *ev = (const void *)(buf.bytes + off);
+
+			if (ev->mask & IN_OPEN)
+				opens++;
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+	}
+	return opens;
+}
+
+/*
+ * Each file of a batch is examined once, before the sort: a cached file
+ * is opened once whatever the strategy (no FIEMAP, no second open), and
+ * a file to read twice (examined, then read).
+ */
+START_TEST(test_residency_file_opened_once)
+{
+	g_autofree char *f = in_dir("once");
+	const guint64 size = MIB;
+	ReadaheadStats stats;
+	int ino;
+
+	write_sized(f, size);
+	cache_all(f, size);
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(ino, 0);
+	/* Closes too: inotify merges an event with an identical one queued just before it. */
+	ck_assert_int_ge(inotify_add_watch(ino, f, IN_OPEN | IN_CLOSE_NOWRITE), 0);
+	for (int strategy = SORT_NONE; strategy <= SORT_BLOCK; strategy++) {
+		g_autoptr(GArray) reqs = readahead_requests_new();
+
+		readahead_requests_add(reqs, f, 0, 4096);
+		readahead_requests_add(reqs, f, 65536, 4096);
+		readahead_requests_add(reqs, f, 512 * 1024, 8192);
+		stats = readahead_run(reqs, OPTS_CHECK(strategy, 0));
+		ck_assert_uint_eq(stats.requests, 3);
+		ck_assert_uint_eq(stats.files, 1);
+		ck_assert_uint_eq(stats.resident_ranges, 3);
+		ck_assert_uint_eq(stats.syscalls, 0);
+		ck_assert_uint_eq(count_opens(ino), 1);
+	}
+	if (on_disk) {
+		g_autoptr(GArray) reqs = readahead_requests_new();
+
+		drop_cache(f);
+		(void)count_opens(ino);  /* drop_cache()'s own */
+		readahead_requests_add(reqs, f, 0, size);
+		stats = readahead_run(reqs, OPTS_CHECK(SORT_BLOCK, 0));
+		ck_assert_uint_eq(stats.bytes, size);
+		ck_assert_uint_eq(count_opens(ino), 2);
+	}
+	(void)close(ino);
+}
+END_TEST
+
 START_TEST(test_residency_evicted_is_read_whole)
 {
 	g_autofree char *f = in_dir("evicted");
@@ -1651,6 +1719,7 @@ readahead_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_residency_cached_range_is_skipped);
 	tcase_add_test(tc, test_residency_cached_batch_starts_no_thread);
+	tcase_add_test(tc, test_residency_file_opened_once);
 	tcase_add_test(tc, test_residency_evicted_is_read_whole);
 	tcase_add_test(tc, test_residency_off_requests_everything);
 	tcase_add_test(tc, test_residency_half_read);

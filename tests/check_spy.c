@@ -1216,6 +1216,82 @@ START_TEST(test_replaced_files)
 }
 END_TEST
 
+/* Counts the file checks, then does the default one (lstat) itself. */
+static gboolean
+counting_check(const char *path, MapFileId *id, gpointer user_data)
+{
+	struct stat st;
+
+	(*(guint *)user_data)++;
+	memset(id, 0, sizeof(*id));
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return FALSE;
+	id->dev = (guint64)st.st_dev;
+	id->ino = (guint64)st.st_ino;
+	id->size = (guint64)st.st_size;
+	id->mtime = (gint64)st.st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) + st.st_mtim.tv_nsec;
+	return TRUE;
+}
+
+/*
+ * Maps about to be read ahead have their file checked once per check
+ * period: one gone, or replaced since it was learned, turns stale at once
+ * instead of when the sweep reaches it; one checked or learned recently
+ * is not asked again.
+ */
+START_TEST(test_check_selected_files)
+{
+	g_autoptr(GPtrArray) files = g_ptr_array_new();
+	g_autoptr(GPtrArray) selected = g_ptr_array_new();
+	static const char *const only_a[] = { "a", NULL };
+	g_autofree char *one = at("files/one.so");
+	g_autofree char *two = at("files/two.so");
+	g_autofree char *three = at("files/three.so");
+	Map *m1, *m2, *m3;
+	guint asked = 0;
+
+	make_file("files/one.so", 0x10000);
+	make_file("files/two.so", 0x10000);
+	make_file("files/three.so", 0x10000);
+	spy_set_maps_source(spy, list_source, files);
+	g_ptr_array_add(files, (gpointer)"files/one.so");
+	g_ptr_array_add(files, (gpointer)"files/two.so");
+	g_ptr_array_add(files, (gpointer)"files/three.so");
+	scripted_scan(0, only_a);
+	spy_update_model(spy, model, conf, 10);
+	m1 = model_lookup_map(model, one, 0, 0x10000);
+	m2 = model_lookup_map(model, two, 0, 0x10000);
+	m3 = model_lookup_map(model, three, 0, 0x10000);
+	ck_assert_int_eq(m1->checked, 10);
+	g_ptr_array_add(selected, m1);
+	g_ptr_array_add(selected, m2);
+	g_ptr_array_add(selected, m3);
+
+	/* Learned at 10: nothing is asked within the period, whatever changed. */
+	make_file("files/one.so", 0x18000);
+	ck_assert_int_eq(g_unlink(two), 0);
+	spy_set_file_check(spy, counting_check, &asked);
+	ck_assert_uint_eq(spy_check_files(spy, selected, 10 + SPY_FILE_CHECK_PERIOD - 1), 0);
+	ck_assert_uint_eq(asked, 0);
+
+	/* A period later: one.so was replaced, two.so is gone, three.so is the same. */
+	ck_assert_uint_eq(spy_check_files(spy, selected, 10 + SPY_FILE_CHECK_PERIOD), 2);
+	ck_assert_uint_eq(asked, 3);
+	ck_assert(m1->stale);
+	ck_assert(m2->stale);
+	ck_assert(!m3->stale);
+	ck_assert_int_eq(m3->checked, 10 + SPY_FILE_CHECK_PERIOD);
+
+	/* Stale maps and the one just checked cost nothing more. */
+	ck_assert_uint_eq(spy_check_files(spy, selected, 20 + SPY_FILE_CHECK_PERIOD), 0);
+	ck_assert_uint_eq(asked, 3);
+	/* A clock that went back checks again. */
+	ck_assert_uint_eq(spy_check_files(spy, selected, 5), 0);
+	ck_assert_uint_eq(asked, 4);
+	spy_set_file_check(spy, NULL, NULL);
+}
+END_TEST
+
 /* Like scripted_source, and the exe's own file too (if it exists). */
 static gboolean
 self_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data, GError **error)
@@ -1432,6 +1508,7 @@ spy_suite(void)
 	tcase_add_test(tc, test_exeprefix_change);
 	tcase_add_test(tc, test_refresh_maps);
 	tcase_add_test(tc, test_replaced_files);
+	tcase_add_test(tc, test_check_selected_files);
 	tcase_add_test(tc, test_maintenance);
 	tcase_add_test(tc, test_exec_short_lived);
 	tcase_add_test(tc, test_exec_learned_too_small_or_off);
