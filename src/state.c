@@ -1124,19 +1124,76 @@ compare_strings(gconstpointer pa, gconstpointer pb)
 	return strcmp(*(const char *const *)pa, *(const char *const *)pb);
 }
 
-/*
- * The whole file. Exes are written in path order so that the same model
- * always gives the same file. Returns the text; maps and exes get their
- * seq numbers as a side effect.
- */
-static GString *
-state_format(Model *model)
+static gboolean
+write_all(int fd, const char *buf, gsize len)
 {
-	GString *out = g_string_sized_new(64 * 1024);
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return FALSE;
+		}
+		if (n == 0) {
+			/* Should not happen for a regular file; do not spin. */
+			errno = EIO;
+			return FALSE;
+		}
+		buf += n;
+		len -= (gsize)n;
+	}
+	return TRUE;
+}
+
+/*
+ * A save on its way to the file, written out a chunk at a time: holding
+ * the whole text took as much memory again as a quarter of the model
+ * (2 MB at 1,000 exes) at every save. Everything written is also hashed
+ * for the END line. The first write error is kept and later writes are
+ * skipped, so the formatting code need not check each line.
+ */
+typedef struct StateWriter {
+	GString *buf;
+	int fd;
+	Sha256 checksum;
+	int err;
+} StateWriter;
+
+#define STATE_WRITE_CHUNK (64 * 1024)
+
+static void
+writer_flush(StateWriter *w)
+{
+	if (w->buf->len == 0)
+		return;
+	sha256_update(&w->checksum, w->buf->str, w->buf->len);
+	if (w->err == 0 && !write_all(w->fd, w->buf->str, w->buf->len))
+		w->err = errno ? errno : EIO;
+	g_string_truncate(w->buf, 0);
+}
+
+/* After each record: writes once a chunk's worth is waiting. */
+static void
+writer_line_done(StateWriter *w)
+{
+	if (w->buf->len >= STATE_WRITE_CHUNK)
+		writer_flush(w);
+}
+
+/*
+ * The whole file, into w. Exes are written in path order so that the
+ * same model always gives the same file. Maps and exes get their seq
+ * numbers as a side effect. Returns 0 or the errno of the first write
+ * that failed.
+ */
+static int
+state_format(Model *model, StateWriter *w)
+{
+	GString *out = w->buf;
 	g_autoptr(GPtrArray) exes = g_ptr_array_new();
 	g_autoptr(GPtrArray) exe_uris = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) bad_paths = NULL;
-	Sha256 checksum;
 	char digest[SHA256_HEX_SIZE];
 	g_autoptr(GHashTable) files = NULL;     /* FileRecord * -> its index */
 	g_autoptr(GString) file_lines = NULL;
@@ -1218,6 +1275,7 @@ state_format(Model *model)
 		}
 	}
 	g_string_append_len(out, file_lines->str, (gssize)file_lines->len);
+	writer_line_done(w);
 	for (guint i = 0; i < map_order->len; i++) {
 		const Map *map = g_ptr_array_index(map_order, i);
 		guint64 offset = MIN(map->offset, (guint64)G_MAXINT64);
@@ -1228,6 +1286,7 @@ state_format(Model *model)
 				       map->seq, MAX(map->update_time, -1), offset, length,
 				       g_array_index(map_files, guint, i));
 		records++;
+		writer_line_done(w);
 	}
 
 	for (guint i = 0; i < exes->len; i++) {
@@ -1243,6 +1302,7 @@ state_format(Model *model)
 		append_double(out, saveable(aged(model, exe->time), 0, G_MAXDOUBLE));
 		g_string_append_printf(out, "\t%s\n", uri);
 		records++;
+		writer_line_done(w);
 	}
 
 	for (guint i = 0; i < exes->len; i++) {
@@ -1276,6 +1336,7 @@ state_format(Model *model)
 			append_double(out, prob);
 			g_string_append_printf(out, "\t%d\t%u\n", em->origin == EXEMAP_READ ? 1 : 0, count);
 			records++;
+			writer_line_done(w);
 			j += count;
 		}
 	}
@@ -1305,6 +1366,7 @@ state_format(Model *model)
 			}
 			g_string_append_c(out, '\n');
 			records++;
+			writer_line_done(w);
 		}
 	}
 
@@ -1325,6 +1387,7 @@ state_format(Model *model)
 				       "\t%" G_GUINT64_FORMAT "\n", exe->seq, h.starts, h.checks,
 				       h.bytes, h.prefetched, h.probed, h.resident);
 		records++;
+		writer_line_done(w);
 	}
 
 	bad_paths = g_ptr_array_new();
@@ -1342,35 +1405,17 @@ state_format(Model *model)
 		g_string_append_printf(out, "BADEXE\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%s\n",
 				       MAX(bad->time, 0), bad->size, uri);
 		records++;
+		writer_line_done(w);
 	}
 
-	sha256_init(&checksum);
-	sha256_update(&checksum, out->str, out->len);
-	sha256_finish_hex(&checksum, digest);
+	writer_flush(w);
+	sha256_finish_hex(&w->checksum, digest);
+	/* The END line is not part of what it sums. */
 	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records, digest);
-	return out;
-}
-
-static gboolean
-write_all(int fd, const char *buf, gsize len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return FALSE;
-		}
-		if (n == 0) {
-			/* Should not happen for a regular file; do not spin. */
-			errno = EIO;
-			return FALSE;
-		}
-		buf += n;
-		len -= (gsize)n;
-	}
-	return TRUE;
+	if (w->err == 0 && !write_all(w->fd, out->str, out->len))
+		w->err = errno ? errno : EIO;
+	g_string_truncate(out, 0);
+	return w->err;
 }
 
 static gboolean
@@ -1384,16 +1429,15 @@ save_fail(GError **error, const char *path, const char *what, int err)
 gboolean
 state_save(Model *model, const char *path, GError **error)
 {
-	g_autoptr(GString) text = NULL;
+	g_autoptr(GString) buf = NULL;
 	g_autofree char *dir = NULL;
 	g_autofree char *tmp = NULL;
+	StateWriter w;
 	int fd, dirfd, err;
 
 	g_return_val_if_fail(model != NULL, FALSE);
 	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
-
-	text = state_format(model);
 
 	dir = g_path_get_dirname(path);
 	if (g_mkdir_with_parents(dir, 0755) < 0)
@@ -1416,8 +1460,12 @@ state_save(Model *model, const char *path, GError **error)
 	if (fd < 0)
 		return save_fail(error, path, "cannot create a temporary file", errno);
 
-	if (!write_all(fd, text->str, text->len)) {
-		err = errno;
+	buf = g_string_sized_new(STATE_WRITE_CHUNK + 4096);
+	w = (StateWriter){ .buf = buf, .fd = fd };
+	sha256_init(&w.checksum);
+	err = state_format(model, &w);
+	sha256_clear(&w.checksum);
+	if (err != 0) {
 		close(fd);
 		g_unlink(tmp);
 		return save_fail(error, path, "cannot write", err);

@@ -316,6 +316,39 @@ assert_models_equal(const Model *want, const Model *got)
 
 /* ---- round trip ---- */
 
+/*
+ * Enough exes that the file is written in several chunks: 3,000 exes
+ * with a map each, a chain between each exe and the next, and a weight
+ * in each chain that is not a short decimal.
+ */
+#define BIG_EXES 3000
+
+static Model *
+build_big_model(void)
+{
+	Model *model = model_new();
+	Exe *prev = NULL;
+
+	model->time = 5000;
+	model->total_time = 5000;
+	for (int i = 0; i < BIG_EXES; i++) {
+		g_autofree char *path = g_strdup_printf("/usr/lib/big/program-%04d", i);
+		Exe *exe = add_exe(model, path, 10 + i, 4000);
+
+		exe_add_map(model, exe, map_new(path, 0, 4096 * (guint64)(i + 1), 4000), 1.0);
+		if (prev) {
+			Markov *m = markov_new(model, prev, exe, model->time, FALSE);
+
+			m->time = i;
+			m->weight[0][1] = 1.0 / 3.0;
+			m->weight[0][0] = 1.0 / 3.0;
+		}
+		prev = exe;
+	}
+	model->dirty = TRUE;
+	return model;
+}
+
 START_TEST(test_round_trip)
 {
 	g_autoptr(Model) model = build_model();
@@ -574,15 +607,16 @@ END_TEST
  * The child's exit status says which expectation failed (0: all held).
  */
 static int
-save_under_size_limit(const char *path)
+save_under_size_limit(const char *path, gboolean big, rlim_t size)
 {
-	g_autoptr(Model) model = build_model();
+	g_autoptr(Model) model = big ? build_big_model() : build_model();
 	g_autoptr(GError) error = NULL;
 	struct rlimit limit;
 
 	if (getrlimit(RLIMIT_FSIZE, &limit) != 0)
 		return 10;
-	limit.rlim_cur = 100;  /* the first write is cut short, the next fails */
+	/* A write is cut short at the limit, the next one fails. */
+	limit.rlim_cur = size;
 	signal(SIGXFSZ, SIG_IGN);
 	if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
 		return 11;
@@ -599,7 +633,9 @@ save_under_size_limit(const char *path)
 	return 0;
 }
 
-START_TEST(test_save_write_fails)
+/* big: a model of several chunks, cut off after the first two. */
+static void
+check_save_write_fails(gboolean big, rlim_t size)
 {
 	g_autofree char *path = tmp_path("state");
 	g_autoptr(GBytes) before = NULL;
@@ -613,7 +649,7 @@ START_TEST(test_save_write_fails)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		int rc = save_under_size_limit(path);
+		int rc = save_under_size_limit(path, big, size);
 
 		/* _exit() leaves these unreachable: valgrind would count them lost. */
 		g_clear_pointer(&before, g_bytes_unref);
@@ -627,6 +663,17 @@ START_TEST(test_save_write_fails)
 	after = read_bytes(path);
 	ck_assert(g_bytes_equal(before, after));
 	assert_only_entry(tmpdir, "state");
+}
+
+START_TEST(test_save_write_fails)
+{
+	check_save_write_fails(FALSE, 100);
+}
+END_TEST
+
+START_TEST(test_save_write_fails_midway)
+{
+	check_save_write_fails(TRUE, 150 * 1000);
 }
 END_TEST
 
@@ -1595,6 +1642,58 @@ END_TEST
  * data is cut into updates: every padding case of the last block (55, 56,
  * 63, 64 bytes left...) and updates that straddle blocks.
  */
+/*
+ * A file of several write chunks: the END line sums all of them (checked
+ * here with GChecksum over the whole text), and it loads back whole.
+ */
+START_TEST(test_save_large_in_chunks)
+{
+	g_autoptr(Model) model = build_big_model();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autoptr(GBytes) bytes = NULL;
+	g_autofree char *text = NULL;
+	g_autofree char *body = NULL;
+	g_autofree char *expected = NULL;
+	g_autofree char *records = NULL;
+	const char *end;
+	Exe *first, *last;
+	Markov *m;
+
+	ck_assert(state_save(model, path, &error));
+	bytes = read_bytes(path);
+	/* Over three chunks of 64 KiB. */
+	ck_assert_uint_gt(g_bytes_get_size(bytes), 3 * 64 * 1024);
+	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+	end = strstr(text, "\nEND\t");
+	ck_assert_ptr_nonnull(end);
+	body = g_strndup(text, (gsize)(end + 1 - text));
+	/* FILE, MAP, EXE and EXEMAP per exe, one MARKOV less. */
+	expected = with_end(body, 0);
+	ck_assert_str_eq(text, expected);
+	records = g_strdup_printf("\nEND\t%d\t", 4 * BIG_EXES + BIG_EXES - 1);
+	ck_assert_ptr_nonnull(strstr(text, records));
+
+	loaded = state_load(path, &error);
+	ck_assert_ptr_null(error);
+	ck_assert_ptr_nonnull(loaded);
+	ck_assert_uint_eq(g_hash_table_size(loaded->exes), BIG_EXES);
+	ck_assert_uint_eq(g_hash_table_size(loaded->maps), BIG_EXES);
+	first = g_hash_table_lookup(loaded->exes, "/usr/lib/big/program-0000");
+	last = g_hash_table_lookup(loaded->exes, "/usr/lib/big/program-2999");
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_nonnull(last);
+	assert_same_double(last->time, 3009.0, "last exe's time");
+	ck_assert_uint_eq(g_array_index(last->exemaps, ExeMap, 0).map->length, 4096 * 3000);
+	m = chain_of(last, g_hash_table_lookup(loaded->exes, "/usr/lib/big/program-2998"));
+	ck_assert_ptr_nonnull(m);
+	assert_same_double(m->time, 2999.0, "last chain's time");
+	assert_same_double(m->weight[0][1], 1.0 / 3.0, "last chain's weight");
+	ck_assert_uint_eq(first->chains->len, 1);
+}
+END_TEST
+
 START_TEST(test_sha256_matches_gchecksum)
 {
 	static const gsize chunks[] = { 1, 7, 63, 64, 65, 1000, G_MAXSIZE };
@@ -1657,6 +1756,7 @@ state_suite(void)
 	tc = tcase_create("round trip");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_save_large_in_chunks);
 	tcase_add_test(tc, test_save_file_mode_and_no_leftovers);
 	tcase_add_test(tc, test_save_creates_directory);
 	tcase_add_test(tc, test_save_empty_model);
@@ -1669,6 +1769,7 @@ state_suite(void)
 	tcase_add_test(tc, test_save_under_regular_file);
 	tcase_add_test(tc, test_save_unwritable_directory);
 	tcase_add_test(tc, test_save_write_fails);
+	tcase_add_test(tc, test_save_write_fails_midway);
 	tcase_add_test(tc, test_save_rename_fails);
 	suite_add_tcase(s, tc);
 
