@@ -474,12 +474,12 @@ markov_backfill(Model *model, Markov *markov, gint64 when, gboolean recorded)
 	sb = MAX(sb, 0.0);
 	if (!(sa + sb > 0))
 		return;
-	markov->weight[MARKOV_NEITHER][MARKOV_A] = sa;
-	markov->weight[MARKOV_NEITHER][MARKOV_B] = sb;
-	markov->weight[MARKOV_NEITHER][MARKOV_NEITHER] = sa + sb;
+	markov->weight[MARKOV_NEITHER][MARKOV_A] = (float)sa;
+	markov->weight[MARKOV_NEITHER][MARKOV_B] = (float)sb;
+	markov->weight[MARKOV_NEITHER][MARKOV_NEITHER] = (float)(sa + sb);
 	/* Up to the last accounting; markov->time is what they shared. */
 	neither = model->total_time - markov->a->time - markov->b->time + markov->time;
-	markov->time_to_leave[MARKOV_NEITHER] = MAX(neither, 0.0) / (sa + sb);
+	markov->time_to_leave[MARKOV_NEITHER] = (float)(MAX(neither, 0.0) / (sa + sb));
 }
 
 /* markov_new(), and with `backfill` markov_backfill() before the first transition. */
@@ -568,7 +568,7 @@ void
 markov_state_changed(Model *model, Markov *markov, gint64 now)
 {
 	int old_state, new_state;
-	double sojourn;
+	double sojourn, departures, tau;
 
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(markov != NULL);
@@ -599,10 +599,10 @@ markov_state_changed(Model *model, Markov *markov, gint64 now)
 	 * The diagonal counts departures; tau is their running mean sojourn.
 	 * With aging W[s][s] is the aged count, so recent sojourns weigh more.
 	 */
-	markov->weight[old_state][old_state] += 1;
-	markov->time_to_leave[old_state] +=
-		(sojourn - markov->time_to_leave[old_state]) /
-		markov->weight[old_state][old_state];
+	departures = (double)markov->weight[old_state][old_state] + 1;
+	tau = markov->time_to_leave[old_state];
+	markov->weight[old_state][old_state] = (float)departures;
+	markov->time_to_leave[old_state] = (float)(tau + (sojourn - tau) / departures);
 	markov->weight[old_state][new_state] += 1;
 	markov->state = new_state;
 	markov->change_timestamp = now;
@@ -1108,9 +1108,9 @@ model_age(Model *model, gint64 now)
 
 		markov->time = age_round(markov->time * factor);
 		for (int s = 0; s < 4; s++) {
-			markov->time_to_leave[s] = age_round(markov->time_to_leave[s]);
+			markov->time_to_leave[s] = (float)age_round(markov->time_to_leave[s]);
 			for (int t = 0; t < 4; t++) {
-				markov->weight[s][t] = age_round(markov->weight[s][t] * factor);
+				markov->weight[s][t] = (float)age_round(markov->weight[s][t] * factor);
 				heaviest = MAX(heaviest, markov->weight[s][t]);
 			}
 		}
@@ -1136,8 +1136,9 @@ markov_starts_of(const Markov *markov, int who)
 	int other = who ^ MARKOV_BOTH;
 
 	/* Every move from a state where `who` is stopped to one where it runs. */
-	return markov->weight[MARKOV_NEITHER][who] + markov->weight[MARKOV_NEITHER][MARKOV_BOTH] +
-	       markov->weight[other][who] + markov->weight[other][MARKOV_BOTH];
+	return (double)markov->weight[MARKOV_NEITHER][who] +
+	       markov->weight[MARKOV_NEITHER][MARKOV_BOTH] + markov->weight[other][who] +
+	       markov->weight[other][MARKOV_BOTH];
 }
 
 void

@@ -140,7 +140,7 @@ bid_for(Model *model, Exe *exe, double p)
 void
 prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation)
 {
-	const double *w;
+	const float *w;
 	double tau, corr, p_change;
 	int s;
 

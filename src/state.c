@@ -579,7 +579,8 @@ static gboolean
 load_markov(Loader *ld, char **f, guint nf, GError **error)
 {
 	gint a_idx, b_idx;
-	double time, tau[4], weight[4][4] = { { 0 } };
+	double time, v;
+	float tau[4], weight[4][4] = { { 0 } };
 	Markov *markov;
 	Exe *a, *b;
 
@@ -588,9 +589,11 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 	    !field_index(ld, f[2], "exe index", &b_idx, error) ||
 	    !field_double(ld, f[3], "chain time", 0, G_MAXDOUBLE, &time, error))
 		return FALSE;
+	/* Sojourns and weights are held as floats (model.h). */
 	for (int s = 0; s < 4; s++) {
-		if (!field_double(ld, f[4 + s], "mean sojourn", 0, G_MAXDOUBLE, &tau[s], error))
+		if (!field_double(ld, f[4 + s], "mean sojourn", 0, G_MAXFLOAT, &v, error))
 			return FALSE;
+		tau[s] = (float)v;
 	}
 	if (ld->version >= STATE_VERSION_2) {
 		int field = 8;
@@ -599,17 +602,21 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 			for (int t = 0; t < 4; t++) {
 				if (t == s)
 					continue;
-				if (!field_double(ld, f[field++], "weight", 0, G_MAXDOUBLE,
-						  &weight[s][t], error))
+				if (!field_double(ld, f[field++], "weight", 0, G_MAXFLOAT, &v, error))
 					return FALSE;
+				weight[s][t] = (float)v;
+				/* in float, as the chain adds it */
 				weight[s][s] += weight[s][t];
 			}
+			if (!isfinite(weight[s][s]))
+				return load_fail(ld, error, STATE_ERROR_CORRUPT,
+						 "weights out of range in chain %d-%d", a_idx, b_idx);
 		}
 	} else {
 		for (int i = 0; i < 16; i++) {
-			if (!field_double(ld, f[8 + i], "weight", 0, G_MAXDOUBLE,
-					  &weight[i / 4][i % 4], error))
+			if (!field_double(ld, f[8 + i], "weight", 0, G_MAXFLOAT, &v, error))
 				return FALSE;
+			weight[i / 4][i % 4] = (float)v;
 		}
 	}
 	if (!(a = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(a_idx))))
@@ -1095,6 +1102,30 @@ append_double(GString *out, double v)
 }
 
 /*
+ * The same for a float (a chain's sojourns and weights): the shortest of
+ * 7, 8 and 9 significant digits that reads back as the very same float;
+ * 9 always does. An aged value, rounded to 7 digits, takes 7.
+ */
+static void
+append_float(GString *out, float v)
+{
+	static const char *const formats[] = { "%.7g", "%.8g", "%.9g" };
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_string_append_c(out, '\t');
+	if (v == 0 && !signbit(v)) {
+		g_string_append_c(out, '0');
+		return;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+		g_ascii_formatd(buf, sizeof(buf), formats[i], v);
+		if ((float)g_ascii_strtod(buf, NULL) == v)
+			break;
+	}
+	g_string_append(out, buf);
+}
+
+/*
  * v aged from model->aged_time to the model time, as the next model_age()
  * would: the file holds every value as of its header's time, however long
  * ago the daemon last aged the model (a short session may never reach its
@@ -1355,13 +1386,13 @@ state_format(Model *model, StateWriter *w)
 			g_string_append_printf(out, "MARKOV\t%u\t%u", m->a->seq, m->b->seq);
 			append_double(out, saveable(aged(model, m->time), 0, G_MAXDOUBLE));
 			for (int s = 0; s < 4; s++)
-				append_double(out, saveable(m->time_to_leave[s], 0, G_MAXDOUBLE));
+				append_float(out, (float)saveable(m->time_to_leave[s], 0, G_MAXFLOAT));
 			/* The diagonal is the sum of its row: not written. */
 			for (int s = 0; s < 4; s++) {
 				for (int t = 0; t < 4; t++) {
 					if (t != s)
-						append_double(out, saveable(aged(model, m->weight[s][t]),
-									    0, G_MAXDOUBLE));
+						append_float(out, (float)saveable(aged(model, m->weight[s][t]),
+										  0, G_MAXFLOAT));
 				}
 			}
 			g_string_append_c(out, '\n');

@@ -115,6 +115,13 @@ assert_same_double(double got, double want, const char *what)
 		      "%s: got %.17g, want %.17g", what, got, want);
 }
 
+static void
+assert_same_float(float got, float want, const char *what)
+{
+	ck_assert_msg(memcmp(&got, &want, sizeof(float)) == 0,
+		      "%s: got %.9g, want %.9g", what, (double)got, (double)want);
+}
+
 static Exe *
 add_exe(Model *model, const char *path, double time, gint64 update_time)
 {
@@ -205,7 +212,7 @@ build_model(void)
 	m->time = 2.0 / 3.0;
 	m->time_to_leave[0] = 1.0 / 3.0;
 	m->time_to_leave[1] = G_PI;
-	m->time_to_leave[2] = 1e-310;  /* subnormal: strtod reports ERANGE */
+	m->time_to_leave[2] = 1e-40f;  /* a subnormal float */
 	m->time_to_leave[3] = 12345.678901234567;
 	/*
 	 * Each departure goes somewhere: W[s][s] is the sum of its row, as
@@ -292,10 +299,10 @@ assert_models_equal(const Model *want, const Model *got)
 			ck_assert_str_eq(gm->b->path, wm->b->path);
 			assert_same_double(gm->time, wm->time, "chain time");
 			for (int s = 0; s < 4; s++)
-				assert_same_double(gm->time_to_leave[s], wm->time_to_leave[s], "tau");
+				assert_same_float(gm->time_to_leave[s], wm->time_to_leave[s], "tau");
 			for (int s = 0; s < 4; s++)
 				for (int t = 0; t < 4; t++)
-					assert_same_double(gm->weight[s][t], wm->weight[s][t], "weight");
+					assert_same_float(gm->weight[s][t], wm->weight[s][t], "weight");
 			/* Loaded chains start in state 0 at the model time. */
 			ck_assert_int_eq(gm->state, MARKOV_NEITHER);
 			ck_assert_int_eq(gm->change_timestamp, got->time);
@@ -413,13 +420,13 @@ START_TEST(test_round_trip)
 	 * The chain's a is alpha (1). Its 12 weights off the diagonal:
 	 * w01 = 1/7, w02 = 2/7, ... w32 = 14/7 = 2.
 	 */
-	ck_assert(g_str_has_prefix(lines[17], "MARKOV\t1\t0\t0.66666666666666663\t0.33333333333333331\t"));
-	ck_assert(g_str_has_suffix(lines[17], "\t1.8571428571428572\t2"));
+	ck_assert(g_str_has_prefix(lines[17], "MARKOV\t1\t0\t0.66666666666666663\t0.33333334\t"));
+	ck_assert(g_str_has_suffix(lines[17], "\t1.8571428\t2"));
 	{
 		g_auto(GStrv) fields = g_strsplit(lines[17], "\t", -1);
 
 		ck_assert_uint_eq(g_strv_length(fields), 20);
-		ck_assert_str_eq(fields[8], "0.14285714285714285");
+		ck_assert_str_eq(fields[8], "0.14285715");
 	}
 	ck_assert_str_eq(lines[18], "HITS\t1\t5\t3\t18446744073709551614\t100000\t200000\t150000");
 	ck_assert_str_eq(lines[19], "BADEXE\t0\t0\tfile:///usr/bin/sp%20ace");
@@ -1128,7 +1135,7 @@ START_TEST(test_save_ages)
 	ck_assert(m->time == 3.5);
 	ck_assert(m->weight[1][1] == 1.5);
 	ck_assert(m->weight[1][3] == 1.5);
-	ck_assert(m->time_to_leave[1] == 10.0 / 3.0);
+	ck_assert(m->time_to_leave[1] == (float)(10.0 / 3.0));
 	/* Update times are times, not amounts: never aged. */
 	ck_assert_int_eq(model_lookup_exe(loaded, "/usr/bin/b")->update_time, 950);
 }
@@ -1373,6 +1380,16 @@ static const BadFile bad_files[] = {
 	{ "negative weight in version 2", PRE2 L2_EM0 L2_EM1
 	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t-1\n",
 	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "bad weight \"-1\"" },
+	/* Weights and sojourns are floats: beyond 3.4e38 is out of range. */
+	{ "weight beyond a float", PRE2 L2_EM0 L2_EM1
+	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t1e39\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "bad weight \"1e39\"" },
+	{ "sojourn beyond a float", PRE2 L2_EM0 L2_EM1 "MARKOV\t0\t1\t10\t1\t2\t4e38\t4" W12,
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "bad mean sojourn \"4e38\"" },
+	/* Each fits, their sum (the diagonal) does not. */
+	{ "departures beyond a float", PRE2 L2_EM0 L2_EM1
+	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t3e38\t3e38\t3e38\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "weights out of range in chain 0-1" },
 	{ "no END line, version 2", BASE2, FALSE, 0, NULL,
 	  STATE_ERROR_TRUNCATED, 15, "before its END line" },
 	{ "record count too high, version 2", BASE2, TRUE, 1, NULL,
@@ -1543,7 +1560,7 @@ START_TEST(test_import_064)
 	ck_assert_ptr_eq(m->a, env);
 	ck_assert_ptr_eq(m->b, perl);
 	ck_assert(m->time == 0.0);
-	assert_same_double(m->time_to_leave[0], 2.66667, "tau0");
+	assert_same_float(m->time_to_leave[0], 2.66667f, "tau0");
 	ck_assert(m->time_to_leave[1] == 2.0);
 	ck_assert(m->time_to_leave[2] == 4.0);
 	ck_assert(m->time_to_leave[3] == 0.0);
@@ -1689,7 +1706,7 @@ START_TEST(test_save_large_in_chunks)
 	m = chain_of(last, g_hash_table_lookup(loaded->exes, "/usr/lib/big/program-2998"));
 	ck_assert_ptr_nonnull(m);
 	assert_same_double(m->time, 2999.0, "last chain's time");
-	assert_same_double(m->weight[0][1], 1.0 / 3.0, "last chain's weight");
+	assert_same_float(m->weight[0][1], 1.0f / 3.0f, "last chain's weight");
 	ck_assert_uint_eq(first->chains->len, 1);
 }
 END_TEST
