@@ -368,6 +368,22 @@ field_double(const Loader *ld, const char *field, const char *name,
 	return parse_double(field, min, max, out) || bad_field(ld, error, name, field);
 }
 
+/*
+ * A real ≥ 0 held as a float: anything that rounds to a finite float, so
+ * that the text of the largest float ("3.4028235e+38", a little above it
+ * as a double) reads back.
+ */
+static gboolean
+field_float(const Loader *ld, const char *field, const char *name, float *out, GError **error)
+{
+	double v;
+
+	if (!parse_double(field, 0, G_MAXDOUBLE, &v) || !isfinite((float)v))
+		return bad_field(ld, error, name, field);
+	*out = (float)v;
+	return TRUE;
+}
+
 static gboolean
 field_index(const Loader *ld, const char *field, const char *name, gint *out, GError **error)
 {
@@ -579,7 +595,7 @@ static gboolean
 load_markov(Loader *ld, char **f, guint nf, GError **error)
 {
 	gint a_idx, b_idx;
-	double time, v;
+	double time;
 	float tau[4], weight[4][4] = { { 0 } };
 	Markov *markov;
 	Exe *a, *b;
@@ -591,9 +607,8 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 		return FALSE;
 	/* Sojourns and weights are held as floats (model.h). */
 	for (int s = 0; s < 4; s++) {
-		if (!field_double(ld, f[4 + s], "mean sojourn", 0, G_MAXFLOAT, &v, error))
+		if (!field_float(ld, f[4 + s], "mean sojourn", &tau[s], error))
 			return FALSE;
-		tau[s] = (float)v;
 	}
 	if (ld->version >= STATE_VERSION_2) {
 		int field = 8;
@@ -602,22 +617,34 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 			for (int t = 0; t < 4; t++) {
 				if (t == s)
 					continue;
-				if (!field_double(ld, f[field++], "weight", 0, G_MAXFLOAT, &v, error))
+				if (!field_float(ld, f[field++], "weight", &weight[s][t], error))
 					return FALSE;
-				weight[s][t] = (float)v;
-				/* in float, as the chain adds it */
-				weight[s][s] += weight[s][t];
 			}
-			if (!isfinite(weight[s][s]))
-				return load_fail(ld, error, STATE_ERROR_CORRUPT,
-						 "weights out of range in chain %d-%d", a_idx, b_idx);
 		}
 	} else {
 		for (int i = 0; i < 16; i++) {
-			if (!field_double(ld, f[8 + i], "weight", 0, G_MAXFLOAT, &v, error))
+			if (!field_float(ld, f[8 + i], "weight", &weight[i / 4][i % 4], error))
 				return FALSE;
-			weight[i / 4][i % 4] = (float)v;
 		}
+	}
+	/*
+	 * Version 2 leaves the diagonal out: it is the sum of its row, added
+	 * in float as the chain adds it. Version 1 writes it, but a save
+	 * writes version 2, so a row whose sum a float cannot hold is refused
+	 * in both: it would not read back.
+	 */
+	for (int s = 0; s < 4; s++) {
+		float sum = 0;
+
+		for (int t = 0; t < 4; t++) {
+			if (t != s)
+				sum += weight[s][t];
+		}
+		if (!isfinite(sum))
+			return load_fail(ld, error, STATE_ERROR_CORRUPT,
+					 "weights out of range in chain %d-%d", a_idx, b_idx);
+		if (ld->version >= STATE_VERSION_2)
+			weight[s][s] = sum;
 	}
 	if (!(a = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(a_idx))))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", a_idx);

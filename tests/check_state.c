@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -322,6 +323,39 @@ assert_models_equal(const Model *want, const Model *got)
 }
 
 /* ---- round trip ---- */
+
+/*
+ * The ends of the float range read back bit for bit: the largest float,
+ * whose shortest text "3.4028235e+38" is a little above it as a double,
+ * and the smallest subnormal.
+ */
+START_TEST(test_round_trip_float_extremes)
+{
+	g_autoptr(Model) model = model_new();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = NULL;
+	Exe *a = add_exe(model, "/usr/bin/a", 10, 0);
+	Exe *b = add_exe(model, "/usr/bin/b", 20, 0);
+	Markov *m = markov_new(model, a, b, model->time, FALSE);
+
+	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 4096, 0), 1.0);
+	exe_add_map(model, b, map_new("/usr/lib/libb.so", 0, 4096, 0), 1.0);
+	m->time_to_leave[0] = G_MAXFLOAT;
+	m->time_to_leave[1] = FLT_TRUE_MIN;
+	m->weight[0][1] = G_MAXFLOAT;
+	m->weight[0][0] = G_MAXFLOAT;
+	m->weight[1][0] = FLT_TRUE_MIN;
+	m->weight[1][1] = FLT_TRUE_MIN;
+	ck_assert(state_save(model, path, &error));
+	ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+	ck_assert_ptr_nonnull(strstr(text, "\t3.4028235e+38\t1.401298e-45\t0\t0\t3.4028235e+38\t"));
+	loaded = state_load(path, &error);
+	ck_assert_msg(loaded != NULL, "%s", error ? error->message : "");
+	assert_models_equal(model, loaded);
+}
+END_TEST
 
 /*
  * Enough exes that the file is written in several chunks: 3,000 exes
@@ -1390,6 +1424,10 @@ static const BadFile bad_files[] = {
 	{ "departures beyond a float", PRE2 L2_EM0 L2_EM1
 	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t2\t3\t4\t5\t6\t7\t8\t9\t3e38\t3e38\t3e38\n",
 	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 12, "weights out of range in chain 0-1" },
+	/* Version 1 writes the diagonal, but the save (version 2) would not read back. */
+	{ "departures beyond a float, version 1", L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1
+	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t3e38\t3e38\t3e38\t4\t5\t6\t7\t8\t9\t10\t11\t12\t13\t14\t15\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "weights out of range in chain 0-1" },
 	{ "no END line, version 2", BASE2, FALSE, 0, NULL,
 	  STATE_ERROR_TRUNCATED, 15, "before its END line" },
 	{ "record count too high, version 2", BASE2, TRUE, 1, NULL,
@@ -1773,6 +1811,7 @@ state_suite(void)
 	tc = tcase_create("round trip");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_round_trip_float_extremes);
 	tcase_add_test(tc, test_save_large_in_chunks);
 	tcase_add_test(tc, test_save_file_mode_and_no_leftovers);
 	tcase_add_test(tc, test_save_creates_directory);
