@@ -95,6 +95,16 @@ CONF_LIST(system, mapprefix, "/usr/;/lib;/var/cache/;!/",
 	"list accepts everything, so end the list with !/ to reject the rest. "
 	"Prefixes are raw: /lib also matches /lib64.")
 
+CONF_INT(system, usedmapkb, 1024, 0, G_GINT64_CONSTANT(1) << 30, "KB",
+	"A mapped range larger than this many KB is learned as the parts of it "
+	"the program has touched (its pages present in /proc/PID/pagemap when "
+	"its maps are read, in 64 KiB windows of the file), not whole: "
+	"programs map large files (a class library, a big binary, a locale "
+	"archive) and use a small part of them. Smaller ranges are learned "
+	"whole. 0 learns every range whole, as preload 0.6.4 did. Without root "
+	"the pages of other users' processes cannot be asked for: their ranges "
+	"are learned whole.")
+
 CONF_LIST(system, exeprefix, "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/",
 	"Which executables to learn, as a prefix list like mapprefix.")
 

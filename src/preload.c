@@ -408,7 +408,7 @@ start_trace(Daemon *d)
 	d->trace = trace_writer_open(path, d->conf->cycle, &error);
 	/* The exes already known must be in the trace, or a replay never admits them. */
 	if (d->trace && trace_writer_known_maps(d->trace, d->model, &error)) {
-		trace_writer_attach(d->trace, d->spy, spy_proc_maps, NULL);
+		trace_writer_attach(d->trace, d->spy, spy_proc_maps, d->spy);
 		g_message("recording a trace to %s", path);
 		return;
 	}

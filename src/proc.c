@@ -526,6 +526,106 @@ proc_read_maps(pid_t pid, GArray *maps, GError **error)
 	return TRUE;
 }
 
+/* ---- pages a process has touched ----------------------------------------- */
+
+/* pagemap entries: bit 63 the page is present, bit 62 it is swapped out. */
+#define PAGEMAP_PRESENT (G_GUINT64_CONSTANT(1) << 63)
+#define PAGEMAP_SWAPPED (G_GUINT64_CONSTANT(1) << 62)
+/* Entries read at a time: 32 KiB of buffer, 16 MiB of a 4 KiB-page map. */
+#define PAGEMAP_BATCH 4096
+
+/* Appends [offset, offset + length) to ranges, merged with the last if they touch. */
+static void
+add_touched(GArray *ranges, guint64 offset, guint64 length)
+{
+	if (ranges->len > 0) {
+		ProcRange *last = &g_array_index(ranges, ProcRange, ranges->len - 1);
+
+		if (last->offset + last->length >= offset) {
+			last->length = MAX(last->length, offset + length - last->offset);
+			return;
+		}
+	}
+	g_array_append_vals(ranges, &(ProcRange){ offset, length }, 1);
+}
+
+gboolean
+proc_read_touched(pid_t pid, const ProcMap *map, guint64 window, GArray *ranges,
+		  GError **error)
+{
+	g_autofree char *path = NULL;
+	g_autofree guint64 *entries = NULL;
+	g_autoptr(GArray) found = NULL;
+	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 first, pages, file_end;
+	int fd;
+
+	g_return_val_if_fail(map != NULL, FALSE);
+	g_return_val_if_fail(ranges != NULL, FALSE);
+	g_return_val_if_fail(window > 0 && (window & (window - 1)) == 0, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	if (map->end <= map->start || map->start % page != 0 ||
+	    map->offset > G_MAXUINT64 - (map->end - map->start)) {
+		g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+			    "map %" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x has no pages to look up",
+			    map->start, map->end);
+		return FALSE;
+	}
+	first = map->start / page;
+	pages = (map->end - map->start + page - 1) / page;
+	file_end = map->offset + (map->end - map->start);
+
+	path = g_strdup_printf("%s/%d/pagemap", proc_get_root(), (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int saved = errno;
+
+		g_set_error(error, PROC_ERROR,
+			    saved == ENOENT || saved == ESRCH ? PROC_ERROR_GONE :
+			    saved == EACCES || saved == EPERM ? PROC_ERROR_UNAVAILABLE : PROC_ERROR_IO,
+			    "cannot open %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+
+	found = g_array_new(FALSE, FALSE, sizeof(ProcRange));
+	entries = g_new(guint64, PAGEMAP_BATCH);
+	for (guint64 done = 0; done < pages;) {
+		size_t want = (size_t)MIN(pages - done, PAGEMAP_BATCH) * sizeof(guint64);
+		ssize_t got = pread(fd, entries, want, (off_t)((first + done) * sizeof(guint64)));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || got % (ssize_t)sizeof(guint64) != 0) {
+			int saved = got < 0 ? errno : EIO;
+
+			close(fd);
+			g_set_error(error, PROC_ERROR,
+				    saved == ESRCH ? PROC_ERROR_GONE : PROC_ERROR_IO,
+				    "cannot read %s: %s", path,
+				    got == 0 ? "end of file" : g_strerror(saved));
+			return FALSE;
+		}
+		for (size_t i = 0; i < (size_t)got / sizeof(guint64); i++) {
+			guint64 offset, lo, hi;
+
+			if (!(entries[i] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)))
+				continue;
+			/* The page's file offset, out to the window around it. */
+			offset = map->offset + (done + i) * page;
+			lo = offset & ~(window - 1);
+			hi = offset > G_MAXUINT64 - window ? G_MAXUINT64 : (offset & ~(window - 1)) + window;
+			lo = MAX(lo, map->offset);
+			hi = MIN(hi, file_end);
+			add_touched(found, lo, hi - lo);
+		}
+		done += (guint64)got / sizeof(guint64);
+	}
+	close(fd);
+	g_array_append_vals(ranges, found->data, found->len);
+	return TRUE;
+}
+
 /* ---- executables -------------------------------------------------------- */
 
 /*

@@ -77,6 +77,23 @@ gboolean proc_read_maps(pid_t pid, GArray *maps, GError **error);
 gboolean proc_parse_maps_line(const char *line, ProcMap *out, GError **error);
 void proc_map_clear(gpointer map);   /* for g_array_set_clear_func */
 
+/* A byte range of a file. */
+typedef struct ProcRange {
+	guint64 offset, length;
+} ProcRange;
+
+/*
+ * The parts of one file map of pid that the process has touched: the
+ * pages /proc/PID/pagemap reports present (or swapped out), as file
+ * offsets, each widened to the `window`-aligned window of the file around
+ * it (window a power of two) and kept inside the map, windows that touch
+ * merged. Appends ProcRange entries in file order to `ranges`, nothing on
+ * failure: PROC_ERROR_UNAVAILABLE when pagemap may not be read (another
+ * user's process, without root), PROC_ERROR_GONE when the process exited.
+ */
+gboolean proc_read_touched(pid_t pid, const ProcMap *map, guint64 window, GArray *ranges,
+			   GError **error);
+
 /*
  * The executable path to model for a raw /proc/PID/exe link, or NULL to
  * skip it: not absolute, a memfd, or empty. A prelink temporary name

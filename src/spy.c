@@ -62,6 +62,7 @@ typedef struct NewExe {
 struct Spy {
 	SpyMapsFunc maps_func;    /* where maps of new exes come from */
 	gpointer maps_data;
+	guint64 touched_min;      /* usedmapkb in bytes: larger maps are cut to their touched parts */
 	SpyFileCheckFunc file_check; /* whether a mapped file may be learned */
 	gpointer file_check_data;
 
@@ -99,6 +100,57 @@ new_exe_free(gpointer data)
 }
 
 /*
+ * Replaces each map of maps[first ..] longer than min bytes by the parts
+ * of it the process has touched, in SPY_TOUCHED_WINDOW windows; a map
+ * whose pages cannot be asked for (pagemap refused, the process gone)
+ * stays whole. A large mapping is mostly never touched: java maps its
+ * 125 MiB class library and uses under 1 MiB of it at start-up, node
+ * uses a third of its 85 MiB binary. Reading only what is used keeps a
+ * prefetch short enough to end before the program starts on a slow disk.
+ */
+static void
+cut_to_touched(pid_t pid, GArray *maps, guint first, guint64 min)
+{
+	g_autoptr(GArray) ranges = g_array_new(FALSE, FALSE, sizeof(ProcRange));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(ProcMap));
+	gboolean cut = FALSE;
+
+	g_array_set_clear_func(out, proc_map_clear);
+	for (guint i = first; i < maps->len; i++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, i);
+		g_autoptr(GError) error = NULL;
+
+		g_array_set_size(ranges, 0);
+		if (m->end - m->start <= min ||
+		    !proc_read_touched(pid, m, SPY_TOUCHED_WINDOW, ranges, &error)) {
+			ProcMap whole = *m;
+
+			if (error)
+				g_debug("pid %d: %s; %s learned whole", (int)pid, error->message, m->path);
+			whole.path = g_strdup(m->path);
+			g_array_append_val(out, whole);
+			continue;
+		}
+		cut = TRUE;
+		for (guint r = 0; r < ranges->len; r++) {
+			const ProcRange *range = &g_array_index(ranges, ProcRange, r);
+			ProcMap part = *m;
+
+			part.start = m->start + (range->offset - m->offset);
+			part.end = part.start + range->length;
+			part.offset = range->offset;
+			part.path = g_strdup(m->path);
+			g_array_append_val(out, part);
+		}
+	}
+	if (!cut)
+		return;
+	g_array_set_size(maps, first);
+	g_array_append_vals(maps, out->data, out->len);
+	g_array_set_clear_func(out, NULL);  /* the paths moved to maps */
+}
+
+/*
  * Half a cycle passes between seeing a pid and reading its maps. In that
  * time the process may have exited (a zombie's maps are empty) or its pid
  * may have been reused by another program; either way the maps would not
@@ -117,8 +169,13 @@ spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 	for (guint i = first; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 
-		if (m->path && strcmp(m->path, exe_path) == 0)
+		if (m->path && strcmp(m->path, exe_path) == 0) {
+			const Spy *spy = user_data;
+
+			if (spy && spy->touched_min > 0)
+				cut_to_touched(pid, maps, first, spy->touched_min);
 			return TRUE;
+		}
 	}
 	g_array_set_size(maps, first);
 	g_set_error(error, PROC_ERROR, PROC_ERROR_GONE,
@@ -156,6 +213,7 @@ spy_new(void)
 	Spy *spy = g_new0(Spy, 1);
 
 	spy->maps_func = spy_proc_maps;
+	spy->maps_data = spy;
 	spy->file_check = lstat_is_regular;
 	spy->scan_time = -1;
 	spy->seen = g_hash_table_new(NULL, NULL);
@@ -200,7 +258,7 @@ spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data)
 	g_return_if_fail(spy != NULL);
 
 	spy->maps_func = func ? func : spy_proc_maps;
-	spy->maps_data = func ? user_data : NULL;
+	spy->maps_data = func ? user_data : spy;
 }
 
 void
@@ -790,6 +848,7 @@ spy_update_model(Spy *spy, Model *model, const Conf *conf, gint64 now)
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(conf != NULL);
 
+	spy->touched_min = (guint64)MAX(conf->usedmapkb, 0) * 1024;
 	spy->stats.admitted = 0;
 	spy->stats.too_small = 0;
 	spy->stats.gone = 0;

@@ -70,14 +70,20 @@ typedef gboolean (*SpyMapsFunc)(pid_t pid, const char *exe_path, GArray *maps,
 Spy *spy_new(void);
 void spy_free(Spy *spy);
 
+/* Maps over usedmapkb are learned as the SPY_TOUCHED_WINDOW-byte windows the process touched. */
+#define SPY_TOUCHED_WINDOW 65536
+
 /*
  * The default maps source: /proc/PID/maps, counted as gone unless it
  * includes exe_path itself (the process exited or its pid was reused).
+ * With user_data the Spy, each map longer than the configured usedmapkb
+ * is replaced by the parts the process has touched (proc_read_touched());
+ * with NULL, or where pagemap cannot be read, maps are whole.
  */
 gboolean spy_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 		       gpointer user_data, GError **error);
 
-/* Replaces the maps source (NULL restores spy_proc_maps). */
+/* Replaces the maps source (NULL restores spy_proc_maps, with the spy as its data). */
 void spy_set_maps_source(Spy *spy, SpyMapsFunc func, gpointer user_data);
 
 /*

@@ -587,6 +587,7 @@ static const char default_dump[] =
 	"dopredict = true\n"
 	"autosave = 3600\n"
 	"mapprefix = /usr/;/lib;/var/cache/;!/\n"
+	"usedmapkb = 1024\n"
 	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
 	"maxprocs = 30\n"
 	"sortstrategy = 3\n"
@@ -708,8 +709,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 11 keys in [model], 18 in [system] */
-	ck_assert_uint_eq(rows->len, 29);
+	/* 11 keys in [model], 19 in [system] */
+	ck_assert_uint_eq(rows->len, 30);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -737,7 +738,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[17];
+	sort = rows->pdata[18];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
 	avail = rows->pdata[6];
@@ -746,20 +747,20 @@ START_TEST(test_describe)
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
 	{
-		const ConfKeyInfo *slice = rows->pdata[18];
+		const ConfKeyInfo *slice = rows->pdata[19];
 
 		ck_assert_str_eq(slice->key, "slicekb");
 		ck_assert_str_eq(slice->unit, "KB");
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[22];
+	pressure = rows->pdata[23];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[26];
+	window = rows->pdata[27];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

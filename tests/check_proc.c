@@ -11,10 +11,12 @@
 #include "proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -546,6 +548,114 @@ START_TEST(test_fake_read_maps_unreadable)
 }
 END_TEST
 
+/* Sets pagemap entry `vpage` of fake process pid. */
+static void
+set_pagemap(int pid, guint64 vpage, guint64 entry)
+{
+	g_autofree char *path = g_strdup_printf("%s/%d/pagemap", root, pid);
+	g_autofree char *dir = g_path_get_dirname(path);
+	int fd;
+
+	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &entry, sizeof(entry), (off_t)(vpage * sizeof(entry))),
+			 (ssize_t)sizeof(entry));
+	close(fd);
+}
+
+#define PM_PRESENT (G_GUINT64_CONSTANT(1) << 63)
+#define PM_SWAPPED (G_GUINT64_CONSTANT(1) << 62)
+
+static void
+assert_range(GArray *ranges, guint i, guint64 offset, guint64 length)
+{
+	const ProcRange *r = &g_array_index(ranges, ProcRange, i);
+
+	ck_assert_msg(r->offset == offset && r->length == length,
+		      "range %u: %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT ", want %"
+		      G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT, i, r->offset, r->length,
+		      offset, length);
+}
+
+/*
+ * A map of 64 pages at file page 3. Touched (present, or only swapped
+ * out): pages 0, 1, 20, 50 and 63, file pages 3, 4, 23, 53 and 66; page 30
+ * has a PFN but is not present. In windows of 16 pages: file pages
+ * [0,16) clipped to [3,16), [16,32), [48,64) and [64,80) clipped to
+ * [64,67); those that touch merge into [3,32) and [48,67). In windows of
+ * one page: the touched pages, 3-4 merged.
+ */
+START_TEST(test_fake_touched)
+{
+	g_autoptr(GArray) ranges = g_array_new(FALSE, FALSE, sizeof(ProcRange));
+	g_autoptr(GError) error = NULL;
+	guint64 p = (guint64)sysconf(_SC_PAGESIZE);
+	ProcMap map = { .start = 256 * p, .end = 320 * p, .offset = 3 * p, .path = (char *)"/x" };
+	ProcRange first = { 1, 2 };
+
+	set_pagemap(123, 256, PM_PRESENT | 42);
+	set_pagemap(123, 257, PM_PRESENT);
+	set_pagemap(123, 276, PM_PRESENT);
+	set_pagemap(123, 286, 4242);
+	set_pagemap(123, 306, PM_SWAPPED);
+	set_pagemap(123, 319, PM_PRESENT);
+	set_pagemap(123, 400, PM_PRESENT);  /* past the map */
+
+	/* Entries already in the array stay. */
+	g_array_append_val(ranges, first);
+	ck_assert_msg(proc_read_touched(123, &map, 16 * p, ranges, &error), "%s",
+		      error ? error->message : "");
+	ck_assert_uint_eq(ranges->len, 3);
+	assert_range(ranges, 0, 1, 2);
+	assert_range(ranges, 1, 3 * p, 29 * p);
+	assert_range(ranges, 2, 48 * p, 19 * p);
+
+	g_array_set_size(ranges, 0);
+	ck_assert(proc_read_touched(123, &map, p, ranges, &error));
+	ck_assert_uint_eq(ranges->len, 4);
+	assert_range(ranges, 0, 3 * p, 2 * p);
+	assert_range(ranges, 1, 23 * p, p);
+	assert_range(ranges, 2, 53 * p, p);
+	assert_range(ranges, 3, 66 * p, p);
+
+	/* Nothing touched: no range, and no error. */
+	map.start = 1024 * p;
+	map.end = 1040 * p;
+	set_pagemap(123, 1100, 0);
+	g_array_set_size(ranges, 0);
+	ck_assert(proc_read_touched(123, &map, p, ranges, &error));
+	ck_assert_uint_eq(ranges->len, 0);
+}
+END_TEST
+
+START_TEST(test_fake_touched_errors)
+{
+	g_autoptr(GArray) ranges = g_array_new(FALSE, FALSE, sizeof(ProcRange));
+	g_autoptr(GError) error = NULL;
+	guint64 p = (guint64)sysconf(_SC_PAGESIZE);
+	ProcMap map = { .start = 16 * p, .end = 32 * p, .offset = 0, .path = (char *)"/x" };
+
+	/* No process. */
+	ck_assert(!proc_read_touched(5, &map, p, ranges, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_GONE));
+	/* A pagemap that ends inside the map (a present page before the end):
+	 * an error, and the range already found is not appended. */
+	g_clear_error(&error);
+	set_pagemap(6, 16, PM_PRESENT);
+	set_pagemap(6, 20, 0);
+	ck_assert(!proc_read_touched(6, &map, p, ranges, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_IO));
+	ck_assert_uint_eq(ranges->len, 0);
+	/* A map whose start is not on a page. */
+	g_clear_error(&error);
+	map.start = 16 * p + 1;
+	ck_assert(!proc_read_touched(6, &map, p, ranges, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_PARSE));
+	ck_assert_uint_eq(ranges->len, 0);
+}
+END_TEST
+
 START_TEST(test_fake_memstat)
 {
 	g_autoptr(GError) error = NULL;
@@ -800,6 +910,55 @@ START_TEST(test_real_read_maps)
 }
 END_TEST
 
+/*
+ * This process's own pages: a private mapping of a 64-page file, two
+ * pages written (a write fault maps only its page: no fault-around), so
+ * exactly those two are touched.
+ */
+START_TEST(test_real_touched)
+{
+	g_autoptr(GArray) ranges = g_array_new(FALSE, FALSE, sizeof(ProcRange));
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = tu_make_tempdir();
+	g_autofree char *path = g_build_filename(dir, "mapped", NULL);
+	g_autofree char *contents = NULL;
+	guint64 p = (guint64)sysconf(_SC_PAGESIZE);
+	ProcMap map = { 0 };
+	char *addr;
+	int fd;
+
+	proc_set_root(NULL);
+	contents = g_malloc0(64 * p + 1);
+	memset(contents, 'x', 64 * p);
+	tu_write_file(path, contents);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	addr = mmap(NULL, 64 * p, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ck_assert(addr != MAP_FAILED);
+	close(fd);
+	addr[5 * p] = 'y';
+	addr[40 * p + 7] = 'y';
+
+	map.start = (guint64)(guintptr)addr;
+	map.end = map.start + 64 * p;
+	map.offset = 0;
+	ck_assert_msg(proc_read_touched(getpid(), &map, p, ranges, &error), "%s",
+		      error ? error->message : "");
+	ck_assert_uint_eq(ranges->len, 2);
+	assert_range(ranges, 0, 5 * p, p);
+	assert_range(ranges, 1, 40 * p, p);
+
+	g_array_set_size(ranges, 0);
+	ck_assert(proc_read_touched(getpid(), &map, 16 * p, ranges, &error));
+	ck_assert_uint_eq(ranges->len, 2);
+	assert_range(ranges, 0, 0, 16 * p);
+	assert_range(ranges, 1, 32 * p, 16 * p);
+
+	munmap(addr, 64 * p);
+	tu_rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_real_memstat)
 {
 	g_autoptr(GError) error = NULL;
@@ -860,6 +1019,8 @@ proc_suite(void)
 	tcase_add_test(fake, test_fake_read_maps_gone);
 	tcase_add_test(fake, test_fake_read_maps_zombie);
 	tcase_add_test(fake, test_fake_read_maps_unreadable);
+	tcase_add_test(fake, test_fake_touched);
+	tcase_add_test(fake, test_fake_touched_errors);
 	tcase_add_test(fake, test_fake_memstat);
 	tcase_add_test(fake, test_fake_memstat_missing);
 	tcase_add_test(fake, test_fake_pressure);
@@ -870,6 +1031,7 @@ proc_suite(void)
 	tcase_add_test(real, test_real_foreach);
 	tcase_add_test(real, test_real_awkward_paths);
 	tcase_add_test(real, test_real_read_maps);
+	tcase_add_test(real, test_real_touched);
 	tcase_add_test(real, test_real_memstat);
 	tcase_add_test(real, test_real_pressure);
 	suite_add_tcase(s, real);

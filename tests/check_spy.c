@@ -14,6 +14,7 @@
 #include "watch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -264,6 +265,100 @@ START_TEST(test_admission)
 	ck_assert_uint_eq(bad->size, 4096);
 	ck_assert_int_eq(bad->time, 10);
 	ck_assert_uint_eq(g_hash_table_size(model->bad_exes), 1);
+}
+END_TEST
+
+/* Sets the pagemap entry of virtual page `vpage` of fake process pid. */
+static void
+set_pagemap(int pid, guint64 vpage, guint64 entry)
+{
+	g_autofree char *path = g_strdup_printf("%s/%d/pagemap", proc_dir, pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &entry, sizeof(entry), (off_t)(vpage * sizeof(entry))),
+			 (ssize_t)sizeof(entry));
+	close(fd);
+}
+
+#define PM_PRESENT (G_GUINT64_CONSTANT(1) << 63)
+#define PM_SWAPPED (G_GUINT64_CONSTANT(1) << 62)
+
+/*
+ * A range over usedmapkb is learned as the 64 KiB windows of the file its
+ * process touched; a smaller one whole; a process whose pagemap cannot be
+ * read keeps its ranges whole; usedmapkb = 0 keeps them all whole.
+ */
+START_TEST(test_admission_touched)
+{
+	g_autoptr(GString) maps = g_string_new(NULL);
+	g_autofree char *exe_a = at("bin/a");
+	g_autofree char *big = at("files/big.so");
+	g_autofree char *small = at("files/small.so");
+	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 base = 0x10000000;          /* aligned for any page size */
+	guint64 win = SPY_TOUCHED_WINDOW;   /* 64 KiB */
+	Exe *a, *b;
+
+	make_file("bin/a", 4096);
+	make_file("files/big.so", 8 << 20);
+	make_file("files/small.so", 1 << 20);
+	/* 4 MiB of big.so from file offset 1 MiB; all 1 MiB of small.so (not over 1024 KB). */
+	add_line(maps, base, base + (4 << 20), 1 << 20, "files/big.so");
+	add_line(maps, 0x20000000, 0x20000000 + (1 << 20), 0, "files/small.so");
+	add_process(100, exe_a, maps->str);
+	/* Touched: the first page, two pages 1 MiB + 8 KiB in, and the last page (swapped out). */
+	set_pagemap(100, base / page, PM_PRESENT | 12345);
+	set_pagemap(100, (base + (1 << 20) + 8192) / page, PM_PRESENT);
+	set_pagemap(100, (base + (1 << 20) + 8192) / page + 1, PM_PRESENT);
+	set_pagemap(100, (base + (4 << 20)) / page - 1, PM_SWAPPED);
+	/* A PFN without the present bit is not a touched page. */
+	set_pagemap(100, (base + (2 << 20)) / page, 777);
+	/* The same maps in a process whose pagemap is missing. */
+	{
+		g_autofree char *exe_b = at("bin/b");
+
+		make_file("bin/b", 4096);
+		add_process(200, exe_b, maps->str);
+	}
+
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+	b = lookup("bin/b");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+
+	/*
+	 * File offsets: 1 MiB, 1 MiB + 1 MiB + 8 KiB (window 2 MiB), 5 MiB - 4
+	 * KiB (window 5 MiB - 64 KiB); and the exe's own page (4096 bytes).
+	 */
+	ck_assert_uint_eq(a->exemaps->len, 5);
+	ck_assert_ptr_nonnull(model_lookup_map(model, big, 1 << 20, win));
+	ck_assert_ptr_nonnull(model_lookup_map(model, big, 2 << 20, win));
+	ck_assert_ptr_nonnull(model_lookup_map(model, big, (5 << 20) - win, win));
+	ck_assert_ptr_nonnull(model_lookup_map(model, small, 0, 1 << 20));
+	ck_assert_uint_eq(a->size, 3 * win + (1 << 20) + 4096);
+
+	/* b's pagemap is missing: whole ranges, and the small one shared with a. */
+	ck_assert_uint_eq(b->exemaps->len, 3);
+	ck_assert_ptr_nonnull(model_lookup_map(model, big, 1 << 20, 4 << 20));
+	ck_assert_uint_eq(b->size, (4 << 20) + (1 << 20) + 4096);
+	ck_assert_int_eq(model_lookup_map(model, small, 0, 1 << 20)->refcount, 2);
+
+	/* 0 turns it off: a third process like a is learned whole. */
+	conf->usedmapkb = 0;
+	{
+		g_autofree char *exe_c = at("bin/c");
+
+		make_file("bin/c", 4096);
+		add_process(300, exe_c, maps->str);
+		set_pagemap(300, base / page, PM_PRESENT);
+		scan(20);
+		spy_update_model(spy, model, conf, 30);
+		ck_assert_uint_eq(lookup("bin/c")->exemaps->len, 3);
+		ck_assert_uint_eq(lookup("bin/c")->size, (4 << 20) + (1 << 20) + 4096);
+	}
 }
 END_TEST
 
@@ -1493,6 +1588,7 @@ spy_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_admission);
+	tcase_add_test(tc, test_admission_touched);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
 	tcase_add_test(tc, test_file_check_hook);
