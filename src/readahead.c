@@ -5,8 +5,8 @@
  * main loop or touching anything that is not a plain file.
  *
  * A slice of a batch goes through four steps. Its ranges are put in path
- * order and readahead_merge() fuses ranges of one file that touch or
- * overlap. Each file is then examined once (lstat, open without following
+ * order and readahead_merge_near() fuses ranges of one file that overlap
+ * or lie less than MERGE_GAP_BYTES apart. Each file is then examined once (lstat, open without following
  * symlinks or blocking, fstat and compare with the lstat): one that
  * cannot be read, or whose ranges are all cached, is settled there. What
  * is left is ordered as readahead_sort() would (by path, by inode, or by
@@ -117,6 +117,16 @@
  * are not read again) and saves a syscall per gap.
  */
 #define MERGE_GAP_PAGES 16
+
+/*
+ * Ranges of a file at most this far apart are read as one. A disk
+ * request costs about as much as reading a few hundred KiB more: 330 KiB
+ * on a disk of 300 requests and 100 MB/s, over 1 MiB on a rotating one.
+ * Programs touch large mappings (and read files) in scattered 64 KiB
+ * windows; read one by one, 75 MB of them kept such a disk busy for
+ * over 2 s where 0.6.4 read 60 MB of whole files in half a second.
+ */
+#define MERGE_GAP_BYTES (256 * 1024)
 
 /* Pages examined per mmap() and mincore() call: 16 MiB of 4 KiB pages. */
 #define MINCORE_WINDOW_PAGES 4096
@@ -477,8 +487,15 @@ readahead_sort(GArray *requests, int strategy)
 
 /* ---- merging ---- */
 
+/* b + gap, or G_MAXUINT64 where that overflows. */
+static guint64
+add_saturating(guint64 b, guint64 gap)
+{
+	return b > G_MAXUINT64 - gap ? G_MAXUINT64 : b + gap;
+}
+
 void
-readahead_merge(GArray *requests)
+readahead_merge_near(GArray *requests, guint64 gap)
 {
 	ReadaheadRequest *reqs;
 	guint i, out;
@@ -492,14 +509,16 @@ readahead_merge(GArray *requests)
 		ReadaheadRequest *cur = &reqs[out], *next = &reqs[i];
 
 		/*
-		 * Touching or overlapping ranges of one file become their
-		 * union. Sorted input always has next->offset >= cur->offset;
-		 * the general form also serves unsorted (SORT_NONE) input.
-		 * The union keeps the larger end: 0.6.4 took next's end and
-		 * so shrank [0,100) followed by [10,20) to [0,20).
+		 * Ranges of one file that overlap, touch or lie at most gap
+		 * bytes apart become one range over both. Sorted input always
+		 * has next->offset >= cur->offset; the general form also
+		 * serves unsorted (SORT_NONE) input. The union keeps the
+		 * larger end: 0.6.4 took next's end and so shrank [0,100)
+		 * followed by [10,20) to [0,20).
 		 */
-		if (strcmp(cur->path, next->path) == 0 && next->offset <= request_end(cur) &&
-		    cur->offset <= request_end(next)) {
+		if (strcmp(cur->path, next->path) == 0 &&
+		    next->offset <= add_saturating(request_end(cur), gap) &&
+		    cur->offset <= add_saturating(request_end(next), gap)) {
 			guint64 start = MIN(cur->offset, next->offset);
 			guint64 end = MAX(request_end(cur), request_end(next));
 
@@ -516,6 +535,12 @@ readahead_merge(GArray *requests)
 	}
 	/* The slots past `out` hold NULL paths now, so shrinking frees nothing twice. */
 	g_array_set_size(requests, out + 1);
+}
+
+void
+readahead_merge(GArray *requests)
+{
+	readahead_merge_near(requests, 0);
 }
 
 /* ---- reading ---- */
@@ -1394,7 +1419,7 @@ run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
 
 	if (strategy != SORT_NONE)
 		g_array_sort(slice, cmp_request_path_cb);
-	readahead_merge(slice);
+	readahead_merge_near(slice, MERGE_GAP_BYTES);
 	batch->stats.requests += slice->len;
 	batch->stats.slices++;
 

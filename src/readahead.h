@@ -92,6 +92,8 @@ void readahead_requests_add(GArray *requests, const char *path, guint64 offset, 
  */
 void readahead_sort(GArray *requests, int strategy);
 void readahead_merge(GArray *requests);
+/* The same, also merging ranges of a file at most gap bytes apart (the gap is read too). */
+void readahead_merge_near(GArray *requests, guint64 gap);
 
 /*
  * The end (exclusive) of the slice that starts at requests[start]: the

@@ -526,6 +526,38 @@ START_TEST(test_merge_unsorted)
 }
 END_TEST
 
+/* Ranges of a file up to gap bytes apart merge, the gap included; farther ones and other files do not. */
+START_TEST(test_merge_near)
+{
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	g_autoptr(GArray) huge = readahead_requests_new();
+
+	readahead_requests_add(reqs, "/f", 0, 100);
+	readahead_requests_add(reqs, "/f", 150, 50);   /* 50 apart: merged, [0,200) */
+	readahead_requests_add(reqs, "/f", 250, 10);   /* 50 apart again: [0,260) */
+	readahead_requests_add(reqs, "/f", 311, 9);    /* 51 apart: separate */
+	readahead_requests_add(reqs, "/g", 330, 10);   /* another file */
+	readahead_merge_near(reqs, 50);
+	ck_assert_uint_eq(reqs->len, 3);
+	assert_req(reqs, 0, "/f", 0, 260);
+	assert_req(reqs, 1, "/f", 311, 9);
+	assert_req(reqs, 2, "/g", 330, 10);
+
+	/*
+	 * Ranges 5 bytes apart near 2^64: a gap of 4 keeps them apart; a gap
+	 * whose sum with the first end passes 2^64 saturates (wrapping round
+	 * would put the limit below the second range and keep them apart).
+	 */
+	readahead_requests_add(huge, "/f", G_MAXUINT64 - 20, 10);
+	readahead_requests_add(huge, "/f", G_MAXUINT64 - 5, 1);
+	readahead_merge_near(huge, 4);
+	ck_assert_uint_eq(huge->len, 2);
+	readahead_merge_near(huge, G_MAXUINT64);
+	ck_assert_uint_eq(huge->len, 1);
+	assert_req(huge, 0, "/f", G_MAXUINT64 - 20, 16);
+}
+END_TEST
+
 START_TEST(test_merge_edges)
 {
 	g_autoptr(GArray) empty = readahead_requests_new();
@@ -1078,9 +1110,10 @@ START_TEST(test_residency_file_opened_once)
 	for (int strategy = SORT_NONE; strategy <= SORT_BLOCK; strategy++) {
 		g_autoptr(GArray) reqs = readahead_requests_new();
 
+		/* Over MERGE_GAP_BYTES (256 KiB) apart: three requests. */
 		readahead_requests_add(reqs, f, 0, 4096);
-		readahead_requests_add(reqs, f, 65536, 4096);
-		readahead_requests_add(reqs, f, 512 * 1024, 8192);
+		readahead_requests_add(reqs, f, 320 * 1024, 4096);
+		readahead_requests_add(reqs, f, 768 * 1024, 8192);
 		stats = readahead_run(reqs, OPTS_CHECK(strategy, 0));
 		ck_assert_uint_eq(stats.requests, 3);
 		ck_assert_uint_eq(stats.files, 1);
@@ -1099,6 +1132,29 @@ START_TEST(test_residency_file_opened_once)
 		ck_assert_uint_eq(count_opens(ino), 2);
 	}
 	(void)close(ino);
+}
+END_TEST
+
+/*
+ * Two ranges of an uncached file 96 KiB apart are read as one request,
+ * the gap with them: one disk request instead of two.
+ */
+START_TEST(test_residency_near_ranges_read_as_one)
+{
+	g_autofree char *f = in_dir("near");
+	g_autoptr(GArray) reqs = readahead_requests_new();
+	ReadaheadStats stats;
+
+	if (!on_disk)
+		return;
+	write_sized(f, MIB);
+	drop_cache(f);
+	readahead_requests_add(reqs, f, 0, 4096);
+	readahead_requests_add(reqs, f, 100 * 1024, 4096);
+	stats = readahead_run(reqs, OPTS_CHECK(SORT_PATH, 0));
+	ck_assert_uint_eq(stats.requests, 1);
+	ck_assert_uint_eq(stats.bytes, 104 * 1024);
+	ck_assert_uint_eq(resident_pages(f, 0, 104 * 1024), 104 * 1024 / page_size);
 }
 END_TEST
 
@@ -1365,9 +1421,9 @@ START_TEST(test_residency_filtered_calls)
 	g_log_set_handler("preload", G_LOG_LEVEL_INFO, count_messages, NULL);
 	filter_residency_calls();
 
-	/* Three ranges of the file: neither call answers, each is read whole. */
+	/* Three ranges of the file, over 256 KiB apart: neither call answers, each is read whole. */
 	readahead_requests_add(reqs, f, 0, 4096);
-	readahead_requests_add(reqs, f, 8192, 4096);
+	readahead_requests_add(reqs, f, 320 * 1024, 4096);
 	readahead_requests_add(reqs, f, MIB, MIB);
 	stats = readahead_run(reqs, OPTS_CHECK(SORT_PATH, 0));
 	ck_assert_uint_eq(stats.requests, 3);
@@ -1686,6 +1742,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_merge_different_files);
 	tcase_add_test(tc, test_merge_unsorted);
 	tcase_add_test(tc, test_merge_edges);
+	tcase_add_test(tc, test_merge_near);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("read");
@@ -1721,6 +1778,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_residency_cached_batch_starts_no_thread);
 	tcase_add_test(tc, test_residency_file_opened_once);
 	tcase_add_test(tc, test_residency_evicted_is_read_whole);
+	tcase_add_test(tc, test_residency_near_ranges_read_as_one);
 	tcase_add_test(tc, test_residency_off_requests_everything);
 	tcase_add_test(tc, test_residency_half_read);
 	tcase_add_test(tc, test_residency_runs_and_gaps);
