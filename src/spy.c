@@ -120,9 +120,14 @@ cut_to_touched(pid_t pid, GArray *maps, guint first, guint64 min)
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 		g_autoptr(GError) error = NULL;
 
+		ProcMap probe = *m;
+
+		/* pagemap has 8 bytes per page, mapped or not: bound the read. */
+		if (probe.end - probe.start > SPY_TOUCHED_MAX)
+			probe.end = probe.start + SPY_TOUCHED_MAX;
 		g_array_set_size(ranges, 0);
 		if (m->end - m->start <= min ||
-		    !proc_read_touched(pid, m, SPY_TOUCHED_WINDOW, ranges, &error)) {
+		    !proc_read_touched(pid, &probe, SPY_TOUCHED_WINDOW, ranges, &error)) {
 			ProcMap whole = *m;
 
 			if (error)

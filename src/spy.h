@@ -72,6 +72,12 @@ void spy_free(Spy *spy);
 
 /* Maps over usedmapkb are learned as the SPY_TOUCHED_WINDOW-byte windows the process touched. */
 #define SPY_TOUCHED_WINDOW 65536
+/*
+ * Only the first SPY_TOUCHED_MAX bytes of a map are looked up (32 MiB of
+ * pagemap, some tens of ms): a program that maps a terabyte file must not
+ * stall the update. What it touches beyond them is not learned.
+ */
+#define SPY_TOUCHED_MAX (G_GUINT64_CONSTANT(16) << 30)
 
 /*
  * The default maps source: /proc/PID/maps, counted as gone unless it

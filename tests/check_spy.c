@@ -362,6 +362,36 @@ START_TEST(test_admission_touched)
 }
 END_TEST
 
+/* Of a map over SPY_TOUCHED_MAX long only the first SPY_TOUCHED_MAX bytes are looked up. */
+START_TEST(test_admission_touched_bounded)
+{
+	g_autoptr(GString) maps = g_string_new(NULL);
+	g_autofree char *exe_a = at("bin/a");
+	g_autofree char *huge = at("files/huge.db");
+	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 base = 0x10000000;
+	guint64 win = SPY_TOUCHED_WINDOW;
+	Exe *a;
+
+	make_file("bin/a", 4096);
+	make_file("files/huge.db", 4096);  /* a map may reach past the end of its file */
+	add_line(maps, base, base + 2 * SPY_TOUCHED_MAX, 0, "files/huge.db");
+	add_process(100, exe_a, maps->str);
+	/* The last page looked up, and the first one past it. */
+	set_pagemap(100, (base + SPY_TOUCHED_MAX) / page - 1, PM_PRESENT);
+	set_pagemap(100, (base + SPY_TOUCHED_MAX) / page, PM_PRESENT);
+	set_pagemap(100, (base + 2 * SPY_TOUCHED_MAX) / page - 1, PM_PRESENT);
+
+	scan(0);
+	spy_update_model(spy, model, conf, 10);
+	a = lookup("bin/a");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->exemaps->len, 2);  /* the window, and the exe's own page */
+	ck_assert_ptr_nonnull(model_lookup_map(model, huge, SPY_TOUCHED_MAX - win, win));
+	ck_assert_uint_eq(a->size, win + 4096);
+}
+END_TEST
+
 /* Maps shared by two exes are one Map with two references. */
 START_TEST(test_shared_maps)
 {
@@ -1589,6 +1619,7 @@ spy_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_admission);
 	tcase_add_test(tc, test_admission_touched);
+	tcase_add_test(tc, test_admission_touched_bounded);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
 	tcase_add_test(tc, test_file_check_hook);
