@@ -104,8 +104,8 @@ new_exe_free(gpointer data)
  * of it the process has touched, in SPY_TOUCHED_WINDOW windows; a map
  * whose pages cannot be asked for (pagemap refused, the process gone)
  * stays whole. A large mapping is mostly never touched: java maps its
- * 125 MiB class library and uses under 1 MiB of it at start-up, node
- * uses a third of its 85 MiB binary. Reading only what is used keeps a
+ * 123 MiB class library and touches under 1 MiB of it while starting,
+ * node a third of the 84 MiB it maps of its binary. Reading only what is used keeps a
  * prefetch short enough to end before the program starts on a slow disk.
  */
 static void
