@@ -548,25 +548,6 @@ START_TEST(test_fake_read_maps_unreadable)
 }
 END_TEST
 
-/* Sets pagemap entry `vpage` of fake process pid. */
-static void
-set_pagemap(int pid, guint64 vpage, guint64 entry)
-{
-	g_autofree char *path = g_strdup_printf("%s/%d/pagemap", root, pid);
-	g_autofree char *dir = g_path_get_dirname(path);
-	int fd;
-
-	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, &entry, sizeof(entry), (off_t)(vpage * sizeof(entry))),
-			 (ssize_t)sizeof(entry));
-	close(fd);
-}
-
-#define PM_PRESENT (G_GUINT64_CONSTANT(1) << 63)
-#define PM_SWAPPED (G_GUINT64_CONSTANT(1) << 62)
-
 static void
 assert_range(GArray *ranges, guint i, guint64 offset, guint64 length)
 {
@@ -594,13 +575,13 @@ START_TEST(test_fake_touched)
 	ProcMap map = { .start = 256 * p, .end = 320 * p, .offset = 3 * p, .path = (char *)"/x" };
 	ProcRange first = { 1, 2 };
 
-	set_pagemap(123, 256, PM_PRESENT | 42);
-	set_pagemap(123, 257, PM_PRESENT);
-	set_pagemap(123, 276, PM_PRESENT);
-	set_pagemap(123, 286, 4242);
-	set_pagemap(123, 306, PM_SWAPPED);
-	set_pagemap(123, 319, PM_PRESENT);
-	set_pagemap(123, 400, PM_PRESENT);  /* past the map */
+	tu_set_pagemap(root, 123, 256, TU_PM_PRESENT | 42);
+	tu_set_pagemap(root, 123, 257, TU_PM_PRESENT);
+	tu_set_pagemap(root, 123, 276, TU_PM_PRESENT);
+	tu_set_pagemap(root, 123, 286, 4242);
+	tu_set_pagemap(root, 123, 306, TU_PM_SWAPPED);
+	tu_set_pagemap(root, 123, 319, TU_PM_PRESENT);
+	tu_set_pagemap(root, 123, 400, TU_PM_PRESENT);  /* past the map */
 
 	/* Entries already in the array stay. */
 	g_array_append_val(ranges, first);
@@ -622,7 +603,7 @@ START_TEST(test_fake_touched)
 	/* Nothing touched: no range, and no error. */
 	map.start = 1024 * p;
 	map.end = 1040 * p;
-	set_pagemap(123, 1100, 0);
+	tu_set_pagemap(root, 123, 1100, 0);
 	g_array_set_size(ranges, 0);
 	ck_assert(proc_read_touched(123, &map, p, ranges, &error));
 	ck_assert_uint_eq(ranges->len, 0);
@@ -642,8 +623,8 @@ START_TEST(test_fake_touched_errors)
 	/* A pagemap that ends inside the map (a present page before the end):
 	 * an error, and the range already found is not appended. */
 	g_clear_error(&error);
-	set_pagemap(6, 16, PM_PRESENT);
-	set_pagemap(6, 20, 0);
+	tu_set_pagemap(root, 6, 16, TU_PM_PRESENT);
+	tu_set_pagemap(root, 6, 20, 0);
 	ck_assert(!proc_read_touched(6, &map, p, ranges, &error));
 	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_IO));
 	ck_assert_uint_eq(ranges->len, 0);

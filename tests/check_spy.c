@@ -14,7 +14,6 @@
 #include "watch.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -268,22 +267,6 @@ START_TEST(test_admission)
 }
 END_TEST
 
-/* Sets the pagemap entry of virtual page `vpage` of fake process pid. */
-static void
-set_pagemap(int pid, guint64 vpage, guint64 entry)
-{
-	g_autofree char *path = g_strdup_printf("%s/%d/pagemap", proc_dir, pid);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, &entry, sizeof(entry), (off_t)(vpage * sizeof(entry))),
-			 (ssize_t)sizeof(entry));
-	close(fd);
-}
-
-#define PM_PRESENT (G_GUINT64_CONSTANT(1) << 63)
-#define PM_SWAPPED (G_GUINT64_CONSTANT(1) << 62)
-
 /*
  * A range over usedmapkb is learned as the 64 KiB windows of the file its
  * process touched; a smaller one whole; a process whose pagemap cannot be
@@ -308,12 +291,12 @@ START_TEST(test_admission_touched)
 	add_line(maps, 0x20000000, 0x20000000 + (1 << 20), 0, "files/small.so");
 	add_process(100, exe_a, maps->str);
 	/* Touched: the first page, two pages 1 MiB + 8 KiB in, and the last page (swapped out). */
-	set_pagemap(100, base / page, PM_PRESENT | 12345);
-	set_pagemap(100, (base + (1 << 20) + 8192) / page, PM_PRESENT);
-	set_pagemap(100, (base + (1 << 20) + 8192) / page + 1, PM_PRESENT);
-	set_pagemap(100, (base + (4 << 20)) / page - 1, PM_SWAPPED);
+	tu_set_pagemap(proc_dir, 100, base / page, TU_PM_PRESENT | 12345);
+	tu_set_pagemap(proc_dir, 100, (base + (1 << 20) + 8192) / page, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + (1 << 20) + 8192) / page + 1, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + (4 << 20)) / page - 1, TU_PM_SWAPPED);
 	/* A PFN without the present bit is not a touched page. */
-	set_pagemap(100, (base + (2 << 20)) / page, 777);
+	tu_set_pagemap(proc_dir, 100, (base + (2 << 20)) / page, 777);
 	/* The same maps in a process whose pagemap is missing. */
 	{
 		g_autofree char *exe_b = at("bin/b");
@@ -353,7 +336,7 @@ START_TEST(test_admission_touched)
 
 		make_file("bin/c", 4096);
 		add_process(300, exe_c, maps->str);
-		set_pagemap(300, base / page, PM_PRESENT);
+		tu_set_pagemap(proc_dir, 300, base / page, TU_PM_PRESENT);
 		scan(20);
 		spy_update_model(spy, model, conf, 30);
 		ck_assert_uint_eq(lookup("bin/c")->exemaps->len, 3);
@@ -378,9 +361,9 @@ START_TEST(test_admission_touched_bounded)
 	add_line(maps, base, base + 2 * SPY_TOUCHED_MAX, 0, "files/huge.db");
 	add_process(100, exe_a, maps->str);
 	/* The last page looked up, and the first one past it. */
-	set_pagemap(100, (base + SPY_TOUCHED_MAX) / page - 1, PM_PRESENT);
-	set_pagemap(100, (base + SPY_TOUCHED_MAX) / page, PM_PRESENT);
-	set_pagemap(100, (base + 2 * SPY_TOUCHED_MAX) / page - 1, PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + SPY_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + SPY_TOUCHED_MAX) / page, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + 2 * SPY_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
 
 	scan(0);
 	spy_update_model(spy, model, conf, 10);

@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -36,6 +37,26 @@ tu_write_file(const char *path, const char *contents)
 			error ? error->message : g_strerror(errno));
 		abort();
 	}
+}
+
+void
+tu_set_pagemap(const char *proc_root, int pid, guint64 vpage, guint64 entry)
+{
+	g_autofree char *dir = g_strdup_printf("%s/%d", proc_root, pid);
+	g_autofree char *path = g_build_filename(dir, "pagemap", NULL);
+	int fd;
+
+	if (g_mkdir_with_parents(dir, 0755) != 0 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "cannot open %s: %s\n", path, g_strerror(errno));
+		abort();
+	}
+	if (pwrite(fd, &entry, sizeof(entry), (off_t)(vpage * sizeof(entry))) !=
+	    (ssize_t)sizeof(entry)) {
+		fprintf(stderr, "cannot write %s: %s\n", path, g_strerror(errno));
+		abort();
+	}
+	close(fd);
 }
 
 static int

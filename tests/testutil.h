@@ -9,6 +9,13 @@
 char *tu_make_tempdir(void);
 /* Writes contents to path (creating parent directories); aborts on failure. */
 void tu_write_file(const char *path, const char *contents);
+/*
+ * Sets the pagemap entry of virtual page vpage of process pid in the fake
+ * /proc at proc_root (creating the file, sparse); aborts on failure.
+ */
+void tu_set_pagemap(const char *proc_root, int pid, guint64 vpage, guint64 entry);
+#define TU_PM_PRESENT (G_GUINT64_CONSTANT(1) << 63)   /* pagemap: page present */
+#define TU_PM_SWAPPED (G_GUINT64_CONSTANT(1) << 62)   /* pagemap: swapped out */
 /* Removes a tree. */
 void tu_rm_rf(const char *path);
 /* Runs the suite, prints Check's summary line, returns the exit status. */
