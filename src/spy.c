@@ -105,8 +105,9 @@ new_exe_free(gpointer data)
  * whose pages cannot be asked for (pagemap refused, the process gone)
  * stays whole. A large mapping is mostly never touched: java maps its
  * 123 MiB class library and touches under 1 MiB of it while starting,
- * node a third of the 84 MiB it maps of its binary. Reading only what is used keeps a
- * prefetch short enough to end before the program starts on a slow disk.
+ * node a third of the 84 MiB it maps of its binary. Reading only what is
+ * used keeps a prefetch short enough to end before the program starts on
+ * a slow disk.
  */
 static void
 cut_to_touched(pid_t pid, GArray *maps, guint first, guint64 min)
@@ -119,7 +120,6 @@ cut_to_touched(pid_t pid, GArray *maps, guint first, guint64 min)
 	for (guint i = first; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 		g_autoptr(GError) error = NULL;
-
 		ProcMap probe = *m;
 
 		/* pagemap has 8 bytes per page, mapped or not: bound the read. */
