@@ -112,13 +112,6 @@
 #define MAX_MESSAGES 10
 
 /*
- * Missing runs separated by fewer cached pages than this are requested
- * as one: re-reading up to 15 cached pages costs the disk nothing (they
- * are not read again) and saves a syscall per gap.
- */
-#define MERGE_GAP_PAGES 16
-
-/*
  * Ranges of a file at most this far apart are read as one. A disk
  * request costs about as much as reading a few hundred KiB more: 330 KiB
  * on a disk of 300 requests and 100 MB/s, over 1 MiB on a rotating one.
@@ -938,7 +931,12 @@ mincore_is_truthful(const Batch *batch, const char *path, const struct stat *st)
 
 /*
  * Appends the missing bytes [start, end) to runs, extending the last run
- * instead when fewer than MERGE_GAP_PAGES cached pages separate them.
+ * instead when less than MERGE_GAP_BYTES of cached pages separate them.
+ * The cached pages cost the disk nothing (readahead(2) skips them), and
+ * one call for the holes instead of one each saves a syscall, a wait
+ * (read_range()) and, because the kernel plugs the reads of one call, a
+ * dispatch to the device per hole: the page cache reclaimer of some
+ * systems evicts single cold pages, leaving files with many small holes.
  */
 static void
 runs_add(GArray *runs, guint64 start, guint64 end)
@@ -946,7 +944,7 @@ runs_add(GArray *runs, guint64 start, guint64 end)
 	if (runs->len > 0) {
 		Run *last = &g_array_index(runs, Run, runs->len - 1);
 
-		if (start - (last->offset + last->length) < MERGE_GAP_PAGES * page_size()) {
+		if (start - (last->offset + last->length) < MERGE_GAP_BYTES) {
 			last->length = end - last->offset;
 			return;
 		}

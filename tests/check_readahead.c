@@ -1234,17 +1234,17 @@ START_TEST(test_residency_runs_and_gaps)
 {
 	g_autofree char *f = in_dir("gaps");
 	/*
-	 * 1024 pages. Cached: [0,100) [110,120) [125,141) [145,1000).
-	 * Missing:            [100,110) [120,125) [141,145) [1000,1024).
-	 * The 10 cached pages [110,120) are under the 16-page gap: merged,
-	 * [100,125) = 25 pages. The 16 cached pages [125,141) are not:
-	 * [141,145) = 4 pages stays apart, and so does [1000,1024) = 24.
-	 * Requested 25 + 4 + 24 = 53 pages = 217088 bytes, in 3 calls (each
+	 * 1024 pages. Cached: [0,100) [104,124) [128,200) [204,1000).
+	 * Missing:            [100,104) [124,128) [200,204) [1000,1024).
+	 * The 20 cached pages [104,124) are under the 256 KiB (64-page) gap:
+	 * merged, [100,128) = 28 pages. The 72 cached pages [128,200) are
+	 * not: [200,204) = 4 pages stays apart, and so does [1000,1024) = 24.
+	 * Requested 28 + 4 + 24 = 56 pages = 229376 bytes, in 3 calls (each
 	 * run is under 128 KiB, the smallest chunk of a device with
-	 * readahead); cached and not requested 1024 - 53 = 971 pages =
-	 * 3977216 bytes.
+	 * readahead); cached and not requested 1024 - 56 = 968 pages =
+	 * 3964928 bytes.
 	 */
-	const guint64 cached[] = { 0, 100, 110, 10, 125, 16, 145, 855, 0, 0 };
+	const guint64 cached[] = { 0, 100, 104, 20, 128, 72, 204, 796, 0, 0 };
 	const gboolean cachestat = have_cachestat();
 	ReadaheadStats stats;
 
@@ -1254,11 +1254,11 @@ START_TEST(test_residency_runs_and_gaps)
 	for (int use_cachestat = 1; use_cachestat >= 0; use_cachestat--) {
 		readahead_use_cachestat(use_cachestat);
 		cache_pages(f, cached);
-		ck_assert_uint_eq(resident_pages(f, 0, 4 * MIB), 100 + 10 + 16 + 855);
+		ck_assert_uint_eq(resident_pages(f, 0, 4 * MIB), 100 + 20 + 72 + 796);
 
 		stats = readahead_run_one_checked(f, 0, 4 * MIB);
-		ck_assert_uint_eq(stats.bytes, 217088);
-		ck_assert_uint_eq(stats.resident_bytes, 3977216);
+		ck_assert_uint_eq(stats.bytes, 229376);
+		ck_assert_uint_eq(stats.resident_bytes, 3964928);
 		ck_assert_uint_eq(stats.syscalls, 3);
 		ck_assert_uint_eq(stats.probes, use_cachestat && cachestat ? 2 : 1);
 		/* Everything is cached now; the next batch asks for nothing. */
