@@ -38,6 +38,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmdline.h"
@@ -65,6 +66,17 @@ enum {
 #define DUMP_TOP_EXES 10
 /* How many executables the SIGUSR1 dump lists with their hit figures. */
 #define DUMP_TOP_HITS 10
+
+/* The stages of a cycle whose CPU time the dump reports. */
+typedef enum {
+	STAGE_SCAN,       /* /proc scan (and the trace) */
+	STAGE_LEARN,      /* the model learns from the scan */
+	STAGE_PREDICT,    /* memory figures, scoring and selection */
+	STAGE_READAHEAD,  /* file checks, residency probes and inline reads */
+	N_STAGES
+} Stage;
+
+static const char *const stage_names[N_STAGES] = { "scan", "learn", "predict", "readahead" };
 
 typedef struct Daemon {
 	Options opts;
@@ -95,7 +107,44 @@ typedef struct Daemon {
 	gboolean readahead_pending; /* a newer prediction waits for the running batch */
 	gboolean exiting;           /* no new readahead */
 	guint cycles;
+
+	/* CPU time, microseconds: of the main thread per stage, of the process since start */
+	gint64 stage_us[N_STAGES];
+	gint64 start_cpu_us;
+	/* readahead since start: batches, bytes requested and calls */
+	guint64 batches;
+	guint64 read_bytes;
+	guint64 read_calls;
 } Daemon;
+
+/*
+ * CPU time of the calling thread (or of the whole process), in
+ * microseconds. The stages run on the main thread, so its clock tells
+ * them apart; the readahead workers show only in the process's.
+ */
+static gint64
+cpu_us(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts) != 0)
+		return 0;
+	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+/*
+ * Adds the main thread's CPU time since *mark to stage, moves the mark and
+ * returns the time added.
+ */
+static gint64
+stage_add(Daemon *d, Stage stage, gint64 *mark)
+{
+	gint64 now = cpu_us(CLOCK_THREAD_CPUTIME_ID), spent = now - *mark;
+
+	d->stage_us[stage] += spent;
+	*mark = now;
+	return spent;
+}
 
 static void schedule_tick(Daemon *d, guint delay);
 
@@ -230,6 +279,9 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	Daemon *d = user_data;
 
 	d->last_readahead = *stats;
+	d->batches++;
+	d->read_bytes += stats->bytes;
+	d->read_calls += stats->syscalls;
 	g_debug("readahead: %u requests in %u files (%u slices), %" G_GUINT64_FORMAT
 		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
 		" KB already cached (%u ranges whole, %" G_GUINT64_FORMAT " probes), "
@@ -314,6 +366,7 @@ predict_and_readahead(Daemon *d)
 	ReadaheadOptions options = { 0 };
 	GArray *requests;
 	guint stale;
+	gint64 mark = cpu_us(CLOCK_THREAD_CPUTIME_ID), predict_us;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
 		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
@@ -326,6 +379,7 @@ predict_and_readahead(Daemon *d)
 	selected = prophet_select(d->model, d->budget_kb, &d->selected_kb);
 	d->selected_maps = selected->len;
 	log_predictions(d, selected);
+	predict_us = stage_add(d, STAGE_PREDICT, &mark);
 	if (selected->len == 0 || d->pause != PROPHET_PREFETCH)
 		return;
 
@@ -352,6 +406,7 @@ predict_and_readahead(Daemon *d)
 		g_debug("the previous readahead is still running: superseding it");
 		readahead_supersede();
 		d->readahead_pending = TRUE;
+		stage_add(d, STAGE_READAHEAD, &mark);
 		return;
 	}
 	/* What this prefetch read, for the hit figures of the starts that follow. */
@@ -362,6 +417,8 @@ predict_and_readahead(Daemon *d)
 		if (!map->stale)
 			map->prefetch_seq = d->model->prefetch_seq;
 	}
+	g_debug("main thread CPU: prediction %.2f ms, readahead %.2f ms", predict_us / 1000.0,
+		stage_add(d, STAGE_READAHEAD, &mark) / 1000.0);
 }
 
 /* Second half of a cycle: learn from the scan, then predict. */
@@ -370,8 +427,10 @@ run_update(Daemon *d)
 {
 	if (d->conf->doscan) {
 		const SpyStats *stats;
+		gint64 mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
 
 		spy_update_model(d->spy, d->model, d->conf, d->model->time);
+		stage_add(d, STAGE_LEARN, &mark);
 		stats = spy_get_stats(d->spy);
 		g_debug("cycle %u at %" G_GINT64_FORMAT " s: %u processes, %u changed, "
 			"%u admitted, %u too small, %u gone, %u refreshed (+%u -%u maps), "
@@ -433,11 +492,14 @@ static void
 run_tick(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
+	gint64 mark;
 
 	if (!d->conf->doscan)
 		return;
+	mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
 	if (!spy_scan(d->spy, d->model, d->conf, d->model->time, &error)) {
 		g_warning("scan failed: %s", error->message);
+		stage_add(d, STAGE_SCAN, &mark);
 		return;
 	}
 	if (d->trace) {
@@ -448,6 +510,7 @@ run_tick(Daemon *d)
 					     have_mem ? &mem : NULL, &error))
 			stop_trace(d, error);
 	}
+	stage_add(d, STAGE_SCAN, &mark);
 }
 
 static gboolean
@@ -750,6 +813,28 @@ dump_hits(Daemon *d)
 	}
 }
 
+/*
+ * Cumulative, so that two dumps give the cost of the cycles between them;
+ * "other" is the rest of the process: readahead workers, events, signals,
+ * saves. What was read tells a readahead stage that re-read pages the
+ * kernel evicted from one that only checked what was cached.
+ */
+static void
+dump_cpu(const Daemon *d)
+{
+	g_autoptr(GString) line = g_string_new(NULL);
+	gint64 total = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us, staged = 0;
+
+	for (int i = 0; i < N_STAGES; i++) {
+		g_string_append_printf(line, "%s %.1f, ", stage_names[i], d->stage_us[i] / 1000.0);
+		staged += d->stage_us[i];
+	}
+	g_message("cpu: %.1f ms in %u cycles since start (%sother %.1f ms); "
+		  "%" G_GUINT64_FORMAT " readahead batches, %" G_GUINT64_FORMAT " KB requested in %"
+		  G_GUINT64_FORMAT " calls", total / 1000.0, d->cycles, line->str,
+		  MAX(total - staged, 0) / 1000.0, d->batches, d->read_bytes / 1024, d->read_calls);
+}
+
 static void
 dump(Daemon *d)
 {
@@ -804,6 +889,7 @@ dump(Daemon *d)
 		g_message("  %.4f  %s", prophet_exe_probability(exe), exe->path);
 	}
 
+	dump_cpu(d);
 	dump_hits(d);
 
 	conf_text = conf_dump(d->conf);
@@ -1040,6 +1126,7 @@ main(int argc, char **argv)
 		run_once(d);
 	} else {
 		d->loop = g_main_loop_new(NULL, FALSE);
+		d->start_cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
 		g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
 		start_watch(d);
 		schedule_autosave(d);

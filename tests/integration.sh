@@ -113,6 +113,10 @@ sed -n '/top predicted/,/configuration:/p' "$work/dump" > "$work/top"
 grep -q "$work/bin/app-a\$" "$work/top" || fail "dump does not predict app-a"
 grep -q "$work/bin/app b\$" "$work/top" || fail "dump does not predict 'app b'"
 grep -q "cycle = 2" "$work/log" || fail "dump lacks the configuration"
+cycles=$(sed -n 's/.*model: time .* \([0-9][0-9]*\) cycles since start$/\1/p' "$work/dump")
+cpu='cpu: [0-9.]+ ms in '"$cycles"' cycles since start \(scan [0-9.]+, learn [0-9.]+, predict [0-9.]+, readahead [0-9.]+, other [0-9.]+ ms\); [0-9]+ readahead batches, [0-9]+ KB requested in [0-9]+ calls$'
+grep -Eq "$cpu" "$work/dump" || fail "dump lacks the CPU time by stage over its $cycles cycles"
+grep -Eq "cpu: .*\(scan 0\.0," "$work/dump" && fail "the scans of $cycles cycles took no CPU time"
 stop_daemon
 [ -f "$work/state" ] || fail "no state file after SIGTERM"
 perm=$(stat -c %a "$work/state")

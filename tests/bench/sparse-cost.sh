@@ -29,7 +29,11 @@
 # logs for reading the file), VmRSS after the load and
 # VmHWM at the end, the CPU time (user + system) per cycle over at least
 # CYCLES cycles counted by the model time of two SIGUSR1 dumps, starting
-# two cycles after the load, and the time and size of the save at exit.
+# two cycles after the load, and the time and size of the save at exit;
+# from the same dumps, the main thread's CPU per cycle in each stage (scan,
+# learn, predict, readahead) and the KB read ahead per cycle: pages the
+# kernel evicted (some reclaimers evict unused page cache within a
+# minute) and the daemon read again.
 # The traced executables do not exist here, so nothing starts or stops:
 # every cycle scans /proc, scores every chain of the model and selects
 # the maps of every executable with a bid. Most of the traced files do
@@ -117,10 +121,14 @@ dump() { # LOG
 	before=$(count "$1" "model: time")
 	kill -USR1 "$dpid"
 	wait_lines "$1" "model: time" $((before + 1)) 600 || return 1
+	wait_lines "$1" "cpu: " $((before + 1)) 600 || return 1
 	mtime=$(grep -o -- "model: time [0-9]*" "$1" | tail -1 | grep -o '[0-9]*$')
+	# The dump's cumulative CPU per stage (ms) and KB read ahead:
+	# "scan learn predict readahead other kb".
+	stages=$(grep -- "cpu: " "$1" | tail -1 | sed -n 's/.*(scan \([0-9.]*\), learn \([0-9.]*\), predict \([0-9.]*\), readahead \([0-9.]*\), other \([0-9.]*\) ms); [0-9]* readahead batches, \([0-9]*\) KB requested.*/\1 \2 \3 \4 \5 \6/p')
 }
 
-printf 'name\texes\tmaps\tchains\tstate_bytes\tload_ms\trss_kb\tpeak_rss_kb\tcpu_ms_per_cycle\tcycles\tsave_ms\tsaved_bytes\tread_ms\n' \
+printf 'name\texes\tmaps\tchains\tstate_bytes\tload_ms\trss_kb\tpeak_rss_kb\tcpu_ms_per_cycle\tcycles\tsave_ms\tsaved_bytes\tread_ms\tscan_ms\tlearn_ms\tpredict_ms\treadahead_ms\tother_ms\treread_kb\n' \
 	> "$work/sparse.tsv"
 log "results in $work"
 for spec in "$@"; do
@@ -160,15 +168,19 @@ for spec in "$@"; do
 	rss=$(status_kb "$dpid" VmRSS)
 	sleep $((2 * cycle + 1))
 	dump "$logf" || exit 1
-	c1=$(cpu_s "$dpid") m1=$mtime
+	c1=$(cpu_s "$dpid") m1=$mtime s1=$stages
 	sleep $((cycles * cycle))
 	dump "$logf" || exit 1
 	while [ $(((mtime - m1) / cycle)) -lt "$cycles" ]; do
 		sleep "$cycle"
 		dump "$logf" || exit 1
 	done
-	c2=$(cpu_s "$dpid")
+	c2=$(cpu_s "$dpid") s2=$stages
 	done_cycles=$(((mtime - m1) / cycle))
+	# Per cycle: the main thread's CPU in each stage, the rest, and what was re-read.
+	per_stage=$(awk -v a="$s1" -v b="$s2" -v k="$done_cycles" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= n; i++) printf "%s%.2f", i > 1 ? "\t" : "", (y[i] - x[i]) / k }')
 	hwm=$(status_kb "$dpid" VmHWM)
 	s0=$(now_ms)
 	kill -TERM "$dpid"
@@ -177,15 +189,17 @@ for spec in "$@"; do
 	save_ms=$(($(now_ms) - s0))
 	per_cycle=$(awk -v a="$c1" -v b="$c2" -v k="$done_cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }')
 	log "$name: loaded in $load_ms ms ($read_ms reading the file), RSS $rss KB (peak $hwm), $per_cycle ms CPU per cycle over $done_cycles cycles"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$exes" "$maps" "$chains" \
+	log "$name: per cycle, ms of scan, learn, predict, readahead, other, and KB re-read: $per_stage"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$exes" "$maps" "$chains" \
 		"$(stat -c %s "$work/$name.state")" "$load_ms" "$rss" "$hwm" "$per_cycle" \
-		"$done_cycles" "$save_ms" "$(stat -c %s "$work/run.state")" "$read_ms" >> "$work/sparse.tsv"
+		"$done_cycles" "$save_ms" "$(stat -c %s "$work/run.state")" "$read_ms" "$per_stage" >> "$work/sparse.tsv"
 	rm -f "$work/run.state" "$work/$name.trace"
 done
 
 awk -F'\t' '
-	NR == 1 { printf "%-5s %6s %6s %7s %9s %8s %8s %7s %8s %9s %7s\n", "", "exes", "maps",
-		"chains", "state MB", "load ms", "(read)", "RSS MB", "peak MB", "ms/cycle", "save ms"; next }
-	{ printf "%-5s %6s %6s %7s %9.2f %8s %8s %7.1f %8.1f %9s %7s\n", $1, $2, $3, $4, $5 / 1048576,
-		$6, $13, $7 / 1024, $8 / 1024, $9, $11 }' "$work/sparse.tsv" | tee "$work/table.txt"
+	NR == 1 { printf "%-5s %6s %6s %7s %9s %8s %8s %7s %8s %9s %7s | %6s %6s %6s %6s %9s\n", "", "exes", "maps",
+		"chains", "state MB", "load ms", "(read)", "RSS MB", "peak MB", "ms/cycle", "save ms",
+		"scan", "learn", "pred.", "ra", "reread KB"; next }
+	{ printf "%-5s %6s %6s %7s %9.2f %8s %8s %7.1f %8.1f %9s %7s | %6s %6s %6s %6s %9s\n", $1, $2, $3, $4, $5 / 1048576,
+		$6, $13, $7 / 1024, $8 / 1024, $9, $11, $14, $15, $16, $17, $19 }' "$work/sparse.tsv" | tee "$work/table.txt"
 echo "results: $work"
