@@ -24,6 +24,14 @@ CONF_BOOL(model, usecorrelation, TRUE,
 	"executables' running times. Pairs that run independently then add "
 	"nothing.")
 
+CONF_BOOL(model, basemax, TRUE,
+	"Whether the chains in which neither executable runs bid once per "
+	"executable, the largest of their bids, instead of once each as in "
+	"preload 0.6.4. Each of them estimates how often the executable "
+	"starts with nothing related running; counted once per chain, that "
+	"one rate grew with the number of chains and outbid the chains of "
+	"the programs running now. false: 0.6.4's scoring.")
+
 CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 	"Smallest total size of accepted maps for an executable to be "
 	"modelled. Smaller programs load fast anyway; they are remembered as "

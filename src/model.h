@@ -120,6 +120,7 @@ typedef struct Exe {
 	gint64 prev_change_timestamp; /* the change before that, -1 unknown */
 	guint64 size;         /* sum of its maps' lengths, bytes */
 	double lnprob;        /* ln P(not needed soon), this cycle */
+	double base_bid;      /* its largest bid from state "neither", this cycle */
 	guint seq;            /* index while saving or loading */
 	guint score_stamp;    /* model->score_stamp when it last got a bid */
 	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */

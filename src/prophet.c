@@ -124,24 +124,37 @@ touch_exe(Model *model, Exe *exe)
 		return;
 	exe->score_stamp = model->score_stamp;
 	exe->lnprob = 0;
+	exe->base_bid = 0;
 	g_ptr_array_add(model->scored_exes, exe);
 }
 
-/* Adds ln(1 - p) for one bid, p clamped to [0, PROPHET_MAX_BID]. */
+/*
+ * Adds ln(1 - p) for one bid, p clamped to [0, PROPHET_MAX_BID]. A base
+ * bid replaces the exe's base bid so far if it is larger: lnprob holds
+ * ln(1 - the largest) once, whatever the order of the chains.
+ */
 static void
-bid_for(Model *model, Exe *exe, double p)
+bid_for(Model *model, Exe *exe, double p, gboolean base)
 {
 	if (!(p > 0))  /* also NaN */
 		return;
 	touch_exe(model, exe);
-	exe->lnprob += log1p(-MIN(p, PROPHET_MAX_BID));
+	p = MIN(p, PROPHET_MAX_BID);
+	if (!base) {
+		exe->lnprob += log1p(-p);
+	} else if (p > exe->base_bid) {
+		exe->lnprob += log1p(-p) - log1p(-exe->base_bid);
+		exe->base_bid = p;
+	}
 }
 
 void
-prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation)
+prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation,
+	    gboolean basemax)
 {
 	const float *w;
 	double tau, corr, p_change;
+	gboolean base;
 	int s;
 
 	g_return_if_fail(model != NULL);
@@ -168,13 +181,15 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrel
 	/* P(leaving s within 1.5 cycles) for an exponential sojourn. */
 	p_change = -expm1(-1.5 * (double)cycle / tau);
 
+	base = basemax && s == MARKOV_NEITHER;
+
 	/* P_next: the share of departures from s that led to y running. */
 	if (!exe_is_running(model, markov->a))
 		bid_for(model, markov->a, corr * p_change *
-			(w[MARKOV_A] + w[MARKOV_BOTH]) / (w[s] + 0.01));
+			(w[MARKOV_A] + w[MARKOV_BOTH]) / (w[s] + 0.01), base);
 	if (!exe_is_running(model, markov->b))
 		bid_for(model, markov->b, corr * p_change *
-			(w[MARKOV_B] + w[MARKOV_BOTH]) / (w[s] + 0.01));
+			(w[MARKOV_B] + w[MARKOV_BOTH]) / (w[s] + 0.01), base);
 }
 
 /*
@@ -247,7 +262,8 @@ prophet_score(Model *model, const Conf *conf)
 			__builtin_prefetch(next->b);
 			__builtin_prefetch((const char *)next->b + 64);
 		}
-		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, conf->usecorrelation);
+		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, conf->usecorrelation,
+			    conf->basemax);
 	}
 
 	/*

@@ -7,7 +7,12 @@
  *   p = c * (1 - exp(-1.5 * cycle / tau[s])) * (W[s][y] + W[s][both]) / (W[s][s] + 0.01)
  * with s the chain's state, y the state "only it runs", tau[s] the mean
  * sojourn in s and c = |correlation| (or 1 without usecorrelation). An
- * exe's score is ln P(not needed) = sum of ln(1 - p) over its chains. A
+ * exe's score is ln P(not needed) = sum of ln(1 - p) over its chains;
+ * with basemax the chains in state "neither" count once, with their
+ * largest p: they all estimate the same base rate of the exe's starts,
+ * not independent evidence (0.6.4 summed them, so an exe's base rate
+ * grew with its number of chains and outbid what the running programs
+ * predict). A
  * map's score is the sum, over the exes using it, of the exe's score if
  * it is not running and +1 if it runs (its pages are probably resident).
  * Maps with a score of ln(1 - 1e-4) or less are taken in ascending order
@@ -57,9 +62,12 @@ char *prophet_pause_describe(ProphetPause pause, const Conf *conf);
 
 /*
  * Adds the bids of one chain to its stopped exes' lnprob (and lists those
- * exes in model->scored_exes).
+ * exes in model->scored_exes). With basemax, a bid from state "neither"
+ * only raises the exe's largest such bid of this scoring (Exe.base_bid)
+ * and its lnprob by the difference.
  */
-void prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation);
+void prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation,
+		 gboolean basemax);
 
 /*
  * Recomputes the scores: every chain bids, then the maps of the running

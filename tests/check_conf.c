@@ -101,6 +101,7 @@ START_TEST(test_defaults)
 
 	ck_assert_int_eq(conf->cycle, 20);
 	ck_assert_int_eq(conf->usecorrelation, TRUE);
+	ck_assert_int_eq(conf->basemax, TRUE);
 	ck_assert_int_eq(conf->minsize, 2000000);
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
@@ -572,6 +573,7 @@ static const char default_dump[] =
 	"[model]\n"
 	"cycle = 20\n"
 	"usecorrelation = true\n"
+	"basemax = true\n"
 	"minsize = 2000000\n"
 	"memtotal = -10\n"
 	"memfree = 50\n"
@@ -710,7 +712,7 @@ START_TEST(test_describe)
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
 	/* 11 keys in [model], 19 in [system] */
-	ck_assert_uint_eq(rows->len, 30);
+	ck_assert_uint_eq(rows->len, 31);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -724,7 +726,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
 	{
-		const ConfKeyInfo *halflife = rows->pdata[7], *allpairs = rows->pdata[10];
+		const ConfKeyInfo *halflife = rows->pdata[8], *allpairs = rows->pdata[11];
 
 		ck_assert_str_eq(halflife->key, "halflife");
 		ck_assert_str_eq(halflife->unit, "hours");
@@ -733,34 +735,34 @@ START_TEST(test_describe)
 		ck_assert_str_eq(allpairs->key, "allpairs");
 		ck_assert_str_eq(allpairs->default_text, "false");
 	}
-	mapprefix = rows->pdata[14];
+	mapprefix = rows->pdata[15];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[18];
+	sort = rows->pdata[19];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
-	avail = rows->pdata[6];
+	avail = rows->pdata[7];
 	ck_assert_str_eq(avail->key, "memavailable");
 	ck_assert_str_eq(avail->default_text, "0");
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
 	{
-		const ConfKeyInfo *slice = rows->pdata[19];
+		const ConfKeyInfo *slice = rows->pdata[20];
 
 		ck_assert_str_eq(slice->key, "slicekb");
 		ck_assert_str_eq(slice->unit, "KB");
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[23];
+	pressure = rows->pdata[24];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[27];
+	window = rows->pdata[28];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

@@ -90,12 +90,12 @@ START_TEST(test_bid_plain)
 	 * b: P_next = (W02 + W03) / 4.01 = 2/4.01
 	 *    ln(1 - 0.63212056 * 2/4.01) = ln(1 - 0.31527210) = -0.3787337446950685
 	 */
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298226, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950685, TOL);
 
 	/* Bids add up: a second identical bid doubles the score. */
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	ck_assert_double_eq_tol(a->lnprob, 2 * -0.6403804548298226, TOL);
 	ck_assert_double_eq_tol(prophet_exe_probability(a),
 				1 - exp(2 * -0.6403804548298226), TOL);
@@ -117,7 +117,7 @@ START_TEST(test_bid_correlation)
 	a->time = 40;
 	b->time = 50;
 	m->time = 30;
-	prophet_bid(model, m, 20, TRUE);
+	prophet_bid(model, m, 20, TRUE, FALSE);
 	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.13777959836099415, TOL);
 
@@ -125,13 +125,13 @@ START_TEST(test_bid_correlation)
 	a->lnprob = b->lnprob = 0;
 	m->time = 10;  /* (1000 - 2000) / sqrt(6e6) = -1/sqrt(6) */
 	ck_assert_double_eq_tol(markov_correlation(model, m), -1 / sqrt(6.0), TOL);
-	prophet_bid(model, m, 20, TRUE);
+	prophet_bid(model, m, 20, TRUE, FALSE);
 	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
 
 	/* No correlation (a never ran): no bid at all. */
 	a->lnprob = b->lnprob = 0;
 	a->time = 0;
-	prophet_bid(model, m, 20, TRUE);
+	prophet_bid(model, m, 20, TRUE, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 }
@@ -145,14 +145,14 @@ START_TEST(test_bid_skips)
 
 	/* A state never left tells nothing. */
 	m->weight[0][0] = 0;
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 
 	/* Nor does a sojourn under a second. */
 	m->weight[0][0] = 4;
 	m->time_to_leave[0] = 0.999;
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
 
 	/*
@@ -162,7 +162,7 @@ START_TEST(test_bid_skips)
 	 * b: ln(1 - 0.77686984 * 2/4.01) = -0.490151243044294
 	 */
 	m->time_to_leave[0] = 1;
-	prophet_bid(model, m, 1, FALSE);
+	prophet_bid(model, m, 1, FALSE, FALSE);
 	ck_assert_double_eq_tol(a->lnprob, -0.870360322993269, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.490151243044294, TOL);
 	a->lnprob = b->lnprob = 0;
@@ -170,9 +170,9 @@ START_TEST(test_bid_skips)
 	/* A corrupt state number is ignored, not an out-of-bounds read. */
 	m->time_to_leave[0] = 30;
 	m->state = 7;
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	m->state = -1;
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 }
@@ -197,7 +197,7 @@ START_TEST(test_bid_running_exe)
 	m->weight[1][2] = 1;
 	m->weight[1][3] = 1;
 	m->time_to_leave[1] = 40;
-	prophet_bid(model, m, 20, FALSE);
+	prophet_bid(model, m, 20, FALSE, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq_tol(b->lnprob, log(1 - (1 - exp(-0.75)) * 2 / 2.01), TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.7444581703310502, TOL);
@@ -217,7 +217,7 @@ START_TEST(test_bid_clamped)
 	 */
 	m->weight[0][1] = 100;
 	m->time_to_leave[0] = 2;
-	prophet_bid(model, m, 3600, FALSE);
+	prophet_bid(model, m, 3600, FALSE, FALSE);
 	ck_assert(isfinite(a->lnprob));
 	ck_assert_double_eq_tol(a->lnprob, -20.72326583694641, 1e-6);
 
@@ -225,12 +225,82 @@ START_TEST(test_bid_clamped)
 	a->lnprob = 0;
 	m->weight[0][1] = -50;
 	m->weight[0][3] = 0;
-	prophet_bid(model, m, 3600, FALSE);
+	prophet_bid(model, m, 3600, FALSE, FALSE);
 	ck_assert_double_eq(a->lnprob, 0);
 }
 END_TEST
 
 /* ---- scores ---- */
+
+/*
+ * With basemax the chains in state "neither" bid once per exe, the
+ * largest of their bids, whatever their order; a chain whose other exe
+ * runs adds its bid as before.
+ */
+START_TEST(test_bid_base_max)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *ab = bid_chain(model, &a, &b);
+	Exe *c = add_exe(model, "/usr/bin/c");
+	Exe *d = add_exe(model, "/usr/bin/d");
+	Markov *ac = markov_new(model, a, c, 0, FALSE);
+	Markov *ad = markov_new(model, a, d, 0, FALSE);
+
+	/*
+	 * ab (state 0): a bids p1 = 0.63212056 * 3/4.01 = 0.47290815,
+	 *    ln(1 - p1) = -0.6403804548298228; b bids ln(1 - 0.31527210) =
+	 *    -0.3787337446950686 (test_bid_plain).
+	 * ac (state 0, W00 = W01 = 4, tau0 = 30): a bids
+	 *    p2 = 0.63212056 * 4/4.01 = 0.6305441983327259,
+	 *    ln(1 - p2) = -0.9957241623458801; c nothing (W02 = W03 = 0).
+	 * ad (state 2, d runs; W22 = 2, W21 = 0, W23 = 1, tau2 = 40): a bids
+	 *    pa = (1 - exp(-0.75)) * 1/2.01 = 0.2625042026164106,
+	 *    ln(1 - pa) = -0.3044948892473281.
+	 */
+	ac->state = MARKOV_NEITHER;
+	ac->weight[0][0] = 4;
+	ac->weight[0][1] = 4;
+	ac->time_to_leave[0] = 30;
+	set_running(model, d);
+	ad->state = MARKOV_B;
+	ad->weight[2][2] = 2;
+	ad->weight[2][3] = 1;
+	ad->time_to_leave[2] = 40;
+
+	prophet_bid(model, ab, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298228, TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950686, TOL);
+	/* The same base bid again counts once. */
+	prophet_bid(model, ab, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298228, TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950686, TOL);
+	/* A larger one replaces it; a smaller one then changes nothing. */
+	prophet_bid(model, ac, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.9957241623458801, TOL);
+	ck_assert_double_eq_tol(a->base_bid, 0.6305441983327259, TOL);
+	prophet_bid(model, ab, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.9957241623458801, TOL);
+	/* A bid while d runs is evidence of its own: -0.99572416 - 0.30449489. */
+	prophet_bid(model, ad, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -1.3002190515932082, TOL);
+
+	/* A new scoring, the other order: the same sum. */
+	model->score_stamp++;
+	prophet_bid(model, ad, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -0.3044948892473281, TOL);
+	prophet_bid(model, ac, 20, FALSE, TRUE);
+	prophet_bid(model, ab, 20, FALSE, TRUE);
+	ck_assert_double_eq_tol(a->lnprob, -1.3002190515932082, TOL);
+
+	/* Without basemax (0.6.4) the two base bids add: -0.64038045 - 0.99572416. */
+	model->score_stamp++;
+	prophet_bid(model, ab, 20, FALSE, FALSE);
+	prophet_bid(model, ac, 20, FALSE, FALSE);
+	ck_assert_double_eq_tol(a->lnprob, -1.636104617175703, TOL);
+	ck_assert_double_eq(a->base_bid, 0);
+}
+END_TEST
 
 START_TEST(test_score)
 {
@@ -281,7 +351,12 @@ START_TEST(test_score)
 	g_ptr_array_add(model->scored_exes, a);
 	set_score(model, shared, -7);
 
+	/*
+	 * Twice, the second time with basemax: no exe has more than one bid
+	 * from state "neither", so the scores are the same.
+	 */
 	for (int round = 0; round < 2; round++) {
+		conf.basemax = round == 1;
 		prophet_score(model, &conf);
 		ck_assert_double_eq(a->lnprob, 0);
 		ck_assert_double_eq_tol(b->lnprob, -0.14009081416532276, TOL);
@@ -806,6 +881,7 @@ prophet_suite(void)
 	tcase_add_test(tc, test_bid_skips);
 	tcase_add_test(tc, test_bid_running_exe);
 	tcase_add_test(tc, test_bid_clamped);
+	tcase_add_test(tc, test_bid_base_max);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("score");

@@ -151,20 +151,18 @@ cmp -s "$tmp/a" "$tmp/b" || fail "maps known before the first scan change the sc
 # scenario cycles: floors for preload's hit ratio (maps) and its hit ratio
 # on the maps no running exe used (cold), and whether it must beat naive
 # on both. Measured with seed 1 (preload / naive), with sparse chains,
-# aging and late chains given their pair's history (the defaults):
-#   single-user 3000: hit 0.180 / 0.172, cold 0.579 / 0.556
-#   two-user    2000: hit 0.341 / 0.284, cold 0.861 / 0.722
-#   churn        600: hit 0.265 / 0.193, cold 0.427 / 0.458
-#   scale       3000: hit 0.118 / 0.087, cold 0.433 / 0.330
+# aging, late chains given their pair's history and one base rate per
+# exe (basemax; the defaults):
+#   single-user 3000: hit 0.181 / 0.172, cold 0.584 / 0.556
+#   two-user    2000: hit 0.351 / 0.284, cold 0.891 / 0.722
+#   churn        600: hit 0.193 / 0.193, cold 0.443 / 0.458
+#   scale       3000: hit 0.123 / 0.087, cold 0.468 / 0.330
 # (churn has no structure to learn: naive may do as well on cold maps).
-# churn's hit ratio was 0.411 before late chains got their history: the
-# difference was maps that running programs had mapped (resident, which
-# "cold" leaves out), selected because every young chain of the 60
-# programs overbid; the cold ratio did not move.
-# scale runs 3000 cycles: in its first hours a build's tools are new, and
-# only the full pairwise model (allpairs) links each to every tool of the
-# project from the start; from 3000 cycles on the sparse model is ahead
-# (doc/benchmarks.md).
+# churn's hit ratio was 0.411 before late chains got their history and
+# 0.265 before basemax (cold 0.427): the difference is maps that running
+# programs had mapped (resident, which "cold" leaves out), selected
+# because the young chains of the 60 programs overbid, each adding its
+# program's start rate again.
 scenario() {  # name cycles hit_floor cold_floor beat_naive
 	name=$1
 	out="$tmp/$name.json"
@@ -194,9 +192,9 @@ scenario() {  # name cycles hit_floor cold_floor beat_naive
 }
 
 scenario single-user 3000 0.17 0.57 beat
-scenario two-user 2000 0.33 0.85 beat
-scenario churn 600 0.25 0.40 no
-scenario scale 3000 0.11 0.42 no
+scenario two-user 2000 0.34 0.88 beat
+scenario churn 600 0.18 0.43 no
+scenario scale 3000 0.115 0.45 no
 
 # ---- 3. determinism, lookahead, bad input ---------------------------------
 
