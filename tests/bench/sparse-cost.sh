@@ -180,7 +180,7 @@ for spec in "$@"; do
 	# Per cycle: the main thread's CPU in each stage, the rest, and what was re-read.
 	per_stage=$(awk -v a="$s1" -v b="$s2" -v k="$done_cycles" 'BEGIN {
 		n = split(a, x, " "); split(b, y, " ")
-		for (i = 1; i <= n; i++) printf "%s%.2f", i > 1 ? "\t" : "", (y[i] - x[i]) / k }')
+		for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? "\t" : ""), (y[i] - x[i]) / k }')
 	hwm=$(status_kb "$dpid" VmHWM)
 	s0=$(now_ms)
 	kill -TERM "$dpid"
