@@ -118,13 +118,14 @@ wait_lines() { # LOG PATTERN COUNT LIMIT
 # The SIGUSR1 dump's model time: the daemon advances it one cycle a cycle.
 dump() { # LOG
 	local before
-	before=$(count "$1" "model: time")
+	before=$(count "$1" "SIGUSR1: state dump")
 	kill -USR1 "$dpid"
-	wait_lines "$1" "model: time" $((before + 1)) 600 || return 1
-	wait_lines "$1" "cpu: " $((before + 1)) 600 || return 1
+	# The dump ends with the configuration; waiting for that line lets
+	# builds older than the "cpu:" line be measured too.
+	wait_lines "$1" "^\[[^]]*\] configuration:" $((before + 1)) 600 || return 1
 	mtime=$(grep -o -- "model: time [0-9]*" "$1" | tail -1 | grep -o '[0-9]*$')
 	# The dump's cumulative CPU per stage (ms) and KB read ahead:
-	# "scan learn predict readahead other kb".
+	# "scan learn predict readahead other kb", empty without the line.
 	stages=$(grep -- "cpu: " "$1" | tail -1 | sed -n 's/.*(scan \([0-9.]*\), learn \([0-9.]*\), predict \([0-9.]*\), readahead \([0-9.]*\), other \([0-9.]*\) ms); [0-9]* readahead batches, \([0-9]*\) KB requested.*/\1 \2 \3 \4 \5 \6/p')
 }
 
@@ -178,7 +179,7 @@ for spec in "$@"; do
 	c2=$(cpu_s "$dpid") s2=$stages
 	done_cycles=$(((mtime - m1) / cycle))
 	# Per cycle: the main thread's CPU in each stage, the rest, and what was re-read.
-	per_stage=$(awk -v a="$s1" -v b="$s2" -v k="$done_cycles" 'BEGIN {
+	per_stage=$([ -n "$s1" ] && [ -n "$s2" ] && awk -v a="$s1" -v b="$s2" -v k="$done_cycles" 'BEGIN {
 		n = split(a, x, " "); split(b, y, " ")
 		for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? "\t" : ""), (y[i] - x[i]) / k }')
 	hwm=$(status_kb "$dpid" VmHWM)
