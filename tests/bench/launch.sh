@@ -7,13 +7,16 @@
 #
 #   launch.sh [-n LAUNCHES] [-c CYCLE] [-d DAEMONS] [-s SET] [-t STEPS]
 #             [-b PERCENT] [-D IOPS:MBPS|none] [-S SEED] [-a APPS] [-l LIST]
-#             [-o DIR]
+#             [-v LEVEL] [-o DIR]
 #
 #   -n  measured launches per daemon (16)
 #   -c  the daemons' cycle in seconds (2)
 #   -d  daemons, comma-separated, in the order they run:
 #       none (no daemon: the cold and warm launches), 0.6.4 (Debian's
-#       /usr/sbin/preload), this ($top_builddir/src/preload)
+#       /usr/sbin/preload), this ($top_builddir/src/preload), ideal
+#       (no daemon; in each prefetch window, every file of B's manifest
+#       is read whole with cat: what a prefetcher that knew the next
+#       program would cache, the ceiling for any of them)
 #       (none,0.6.4,this)
 #   -s  synthetic: copies of bench-app (/usr/local/sbin/preload-bench/appK)
 #       that map and read generated files under /usr/local/lib/preload-bench
@@ -29,6 +32,8 @@
 #   -S  seed of the world, the training walk and the launches (1)
 #   -a  synthetic programs (8)
 #   -l  the real programs (tests/bench/real.list)
+#   -v  this daemon's verbosity (4); 10 logs every prediction and
+#       selected map in DIR/this.log, to see why a launch was missed
 #   -o  results directory (a new /var/tmp/preload-launch.XXXXXX)
 #
 # Every daemon starts from an empty state with the same configuration,
@@ -66,18 +71,19 @@ bindir=/usr/local/sbin/preload-bench
 coldbin=/usr/local/sbin/preload-bench-cold
 
 launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
-budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100
+budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100 verbosity=4
 
 usage() { sed -n '/^#   launch.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts "n:c:d:s:t:b:D:S:a:l:o:h" opt; do
+while getopts "n:c:d:s:t:b:D:S:a:l:v:o:h" opt; do
 	case $opt in
 	n) launches=$OPTARG ;; c) cycle=$OPTARG ;; d) daemons=$OPTARG ;;
 	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;; D) slow=$OPTARG ;;
 	S) seed=$OPTARG ;; a) napps=$OPTARG ;; l) list=$OPTARG ;; o) out=$OPTARG ;;
+	v) verbosity=$OPTARG ;;
 	h) usage 0 ;; *) usage ;;
 	esac
 done
-for v in "$launches" "$cycle" "$steps" "$budget" "$seed" "$napps"; do
+for v in "$launches" "$cycle" "$steps" "$budget" "$seed" "$napps" "$verbosity"; do
 	case $v in '' | *[!0-9]*) echo "launch.sh: not a number: '$v'" >&2; usage ;; esac
 done
 [ "$cycle" -ge 2 ] || { echo "launch.sh: the cycle is at least 2 s" >&2; exit 2; }
@@ -94,7 +100,7 @@ if [ "$slow" != none ] && [ ! -w "$throttle/blkio.throttle.read_iops_device" ]; 
 fi
 IFS=, read -r -a daemon_list <<< "$daemons"
 for d in "${daemon_list[@]}"; do
-	case $d in none | 0.6.4 | this) ;; *) echo "launch.sh: unknown daemon '$d'" >&2; exit 2 ;; esac
+	case $d in none | 0.6.4 | this | ideal) ;; *) echo "launch.sh: unknown daemon '$d'" >&2; exit 2 ;; esac
 done
 
 [ "$(id -u)" = 0 ] || { echo "launch.sh: needs root (drop_caches, mincore on any file)"; exit 77; }
@@ -446,6 +452,17 @@ residency() { # K
 	"$benchapp" --residency "${manifest[$1]}" | awk '{ printf "%s%s\t%s", (NR > 1 ? "\t" : ""), $2, $3 }'
 }
 
+# The ideal prefetch of program K: every file of its manifest read whole,
+# through the slow disk (the throttled group for real programs) as a
+# daemon's reads would be. Paths may hold spaces; the manifest's third
+# field runs to the end of the line.
+read_all() { # K
+	(join_group
+	 cut -d' ' -f3- "${manifest[$1]}" | while IFS= read -r f; do
+		cat -- "$f" > /dev/null 2>&1
+	 done)
+}
+
 # On the benchmark's own disk, waits (at most one more cycle) until it has
 # read nothing for half a second, so that a readahead still running does
 # not compete with the launch: the throttling that makes the disk slow
@@ -501,13 +518,18 @@ measure() { # DAEMON
 		launch_once "$b" "$coldbin"
 		cold=$us
 		[ -n "$dpid" ] && kill -CONT -- "-$dpid"
-		# A real program's cold launch is the program itself, and a
-		# daemon that sees starts counts it as running at its next scan:
-		# a cycle for it to see it stop again.
-		[ "$set" = real ] && sleep "$cycle"
+		# A real program's cold launch is the program itself. A daemon
+		# that sees starts (this one) reads the events on waking and
+		# counts B as running at its next scan, up to a cycle away; the
+		# scan after that sees B stopped, and only then is B predicted
+		# again. Two cycles, or the prefetch window that follows is
+		# spent predicting without B (one cycle was not enough: g++,
+		# whose cold launch is the longest, was missed that way).
+		[ "$set" = real ] && sleep "$((2 * cycle))"
 
 		drop_caches
 		s0=$(disk_sectors)
+		[ "$d" = ideal ] && read_all "$b"
 		# One full cycle: every daemon predicts and reads ahead once.
 		sleep "$cycle"; sleep "$settle"
 		wait_quiet
@@ -569,7 +591,8 @@ run_daemon() { # NAME
 			-l "$work/$d.log" -V 4) &
 		dpid=$! ;;
 	this)
-		(join_group && exec setsid "$ours" -f -c "$conf" -s "$statefile" -l "$work/$d.log" -V 4) &
+		(join_group && exec setsid "$ours" -f -c "$conf" -s "$statefile" -l "$work/$d.log" \
+			-V "$verbosity") &
 		dpid=$! ;;
 	esac
 	if [ -n "$dpid" ]; then
