@@ -5,13 +5,20 @@
 # executables, with sparse chains (root). See doc/benchmarks.md, "Cost of
 # the sparse model".
 #
-#   sparse-cost.sh [-k CYCLES] [-o DIR] [-r] [NAME:TRACEGEN-ARGUMENTS ...]
+#   sparse-cost.sh [-k CYCLES] [-o DIR] [-r] [-p] [NAME:TRACEGEN-ARGUMENTS ...]
 #
 #   -k  cycles measured (10)
 #   -o  results directory (a new /var/tmp/preload-sparse.XXXXXX)
 #   -r  reuse DIR/NAME.state and NAME.json of an earlier run instead of
 #       making them again (the 5,000-executable replay takes minutes), so
 #       that two builds are measured on the very same states
+#   -p  keep the page cache: lock in memory (vmtouch -l, Debian's
+#       vmtouch) every existing file the state names while the daemon
+#       runs, as on a machine whose page cache no reclaimer empties. Some
+#       machines (DAMON reclaim, proactive cgroup reclaim) evict unused
+#       page cache within a minute, and the daemon then reads the same
+#       megabytes again every cycle, which is its job but is the
+#       machine's cost, not the model's; -p measures the cost without it.
 #
 # Each NAME:ARGUMENTS makes a trace with preload-tracegen ARGUMENTS (the
 # scenario last), replays it through the daemon's model with the default
@@ -48,10 +55,10 @@ ours="$top_builddir/src/preload"
 gen="$top_builddir/src/preload-tracegen"
 replay="$top_builddir/src/preload-replay"
 
-cycle=2 cycles=10 out= reuse=
-while getopts "k:o:rh" opt; do
+cycle=2 cycles=10 out= reuse= pin=
+while getopts "k:o:rph" opt; do
 	case $opt in
-	k) cycles=$OPTARG ;; o) out=$OPTARG ;; r) reuse=1 ;;
+	k) cycles=$OPTARG ;; o) out=$OPTARG ;; r) reuse=1 ;; p) pin=1 ;;
 	*) sed -n '/^#   sparse-cost.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
@@ -63,6 +70,10 @@ shift $((OPTIND - 1))
 for tool in "$ours" "$gen" "$replay"; do
 	[ -x "$tool" ] || { echo "sparse-cost.sh: build first ($tool)"; exit 1; }
 done
+if [ -n "$pin" ] && ! command -v vmtouch > /dev/null; then
+	echo "sparse-cost.sh: -p needs vmtouch: apt-get install -y vmtouch"
+	exit 77
+fi
 if [ -n "$out" ]; then
 	mkdir -p "$out" || exit 1
 	work=$(cd "$out" && pwd)
@@ -70,8 +81,11 @@ else
 	work=$(mktemp -d /var/tmp/preload-sparse.XXXXXX) || exit 1
 fi
 
-dpid=
-cleanup() { [ -n "$dpid" ] && kill -TERM "$dpid" 2> /dev/null && wait "$dpid"; }
+dpid= vpid=
+cleanup() {
+	[ -n "$dpid" ] && kill -TERM "$dpid" 2> /dev/null && wait "$dpid"
+	[ -n "$vpid" ] && kill -TERM "$vpid" 2> /dev/null
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
@@ -147,6 +161,19 @@ for spec in "$@"; do
 	read -r exes maps chains < <(sed -n 's/.*"exes": \([0-9]*\), "bad_exes": [0-9]*, "maps": \([0-9]*\), "chains": \([0-9]*\).*/\1 \2 \3/p' "$work/$name.json")
 	log "$name: $exes exes, $maps maps, $chains chains, $(stat -c %s "$work/$name.state") bytes"
 
+	if [ -n "$pin" ]; then
+		# The state's FILE lines name each file as a file:// URI, the
+		# path percent-encoded (doc/state-format.md).
+		awk -F'\t' '$1 == "FILE" { sub(/^file:\/\//, "", $7); print $7 }' "$work/$name.state" |
+			while IFS= read -r f; do
+				printf -v f '%b' "${f//%/\\x}"
+				[ -f "$f" ] && printf '%s\0' "$f"
+			done > "$work/$name.pinned"
+		vmtouch -q -d -l -w -P "$work/vmtouch.pid" -0 -b "$work/$name.pinned" || exit 1
+		vpid=$(cat "$work/vmtouch.pid")
+		log "$name: locked $(tr -cd '\0' < "$work/$name.pinned" | wc -c) files in memory (vmtouch pid $vpid)"
+	fi
+
 	cp "$work/$name.state" "$work/run.state"
 	logf="$work/$name.log"
 	: > "$logf"
@@ -195,6 +222,10 @@ for spec in "$@"; do
 		"$(stat -c %s "$work/$name.state")" "$load_ms" "$rss" "$hwm" "$per_cycle" \
 		"$done_cycles" "$save_ms" "$(stat -c %s "$work/run.state")" "$read_ms" "$per_stage" >> "$work/sparse.tsv"
 	rm -f "$work/run.state" "$work/$name.trace"
+	if [ -n "$vpid" ]; then
+		kill -TERM "$vpid"
+		vpid=
+	fi
 done
 
 awk -F'\t' '
