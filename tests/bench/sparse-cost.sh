@@ -169,9 +169,15 @@ for spec in "$@"; do
 				printf -v f '%b' "${f//%/\\x}"
 				[ -f "$f" ] && printf '%s\0' "$f"
 			done > "$work/$name.pinned"
-		vmtouch -q -d -l -w -P "$work/vmtouch.pid" -0 -b "$work/$name.pinned" || exit 1
-		vpid=$(cat "$work/vmtouch.pid")
-		log "$name: locked $(tr -cd '\0' < "$work/$name.pinned" | wc -c) files in memory (vmtouch pid $vpid)"
+		npinned=$(tr -cd '\0' < "$work/$name.pinned" | wc -c)
+		if [ "$npinned" -eq 0 ]; then
+			log "$name: -p: none of the files the state names exists here; nothing to lock"
+		else
+			vmtouch -q -d -l -w -P "$work/vmtouch.pid" -0 -b "$work/$name.pinned" ||
+				{ log "$name: vmtouch could not lock the files of $work/$name.pinned"; exit 1; }
+			vpid=$(cat "$work/vmtouch.pid")
+			log "$name: locked $npinned files in memory (vmtouch pid $vpid)"
+		fi
 	fi
 
 	cp "$work/$name.state" "$work/run.state"
