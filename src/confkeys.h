@@ -32,6 +32,14 @@ CONF_BOOL(model, basemax, TRUE,
 	"one rate grew with the number of chains and outbid the chains of "
 	"the programs running now. false: 0.6.4's scoring.")
 
+CONF_BOOL(model, lift, TRUE,
+	"Whether a chain in which one executable runs bids for the other, "
+	"not damped by the correlation, how much more likely it is to start "
+	"now than while neither runs. Programs that follow one another (a "
+	"script and the interpreter it runs as it ends) seldom run together, "
+	"and the correlation cut their chains' bids to almost nothing; "
+	"unrelated programs gain nothing from this. false: 0.6.4's scoring.")
+
 CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 	"Smallest total size of accepted maps for an executable to be "
 	"modelled. Smaller programs load fast anyway; they are remembered as "

@@ -148,9 +148,44 @@ bid_for(Model *model, Exe *exe, double p, gboolean base)
 	}
 }
 
+/* P(leaving a state of mean sojourn tau within 1.5 cycles), exponential. */
+static double
+p_leave(gint64 cycle, double tau)
+{
+	return -expm1(-1.5 * (double)cycle / tau);
+}
+
+/*
+ * The lift of a chain in state s, where only y's partner runs: how much
+ * more likely y is to start now than when neither runs, as a bid of its
+ * own, (q - base) / (1 - base), or 0. q is the state's bid without the
+ * correlation factor and with one departure of doubt added to W[s][s]:
+ * one departure that started y is not yet a habit. base is the bid of
+ * state "neither" for y, undamped. Without a usable "neither" row the
+ * lift is unknown and 0: a partner that never stops (a daemon) would
+ * otherwise lift every program to its base rate once per such chain.
+ */
+static double
+lift_bid(const Markov *markov, int s, int y, gint64 cycle)
+{
+	const float *w = markov->weight[s];
+	const float *wn = markov->weight[MARKOV_NEITHER];
+	double taun = markov->time_to_leave[MARKOV_NEITHER];
+	double q, base;
+
+	if (!(wn[MARKOV_NEITHER] > 0) || !(taun >= 1))
+		return 0;
+	q = p_leave(cycle, markov->time_to_leave[s]) *
+	    (w[y] + w[MARKOV_BOTH]) / (w[s] + 1.0);
+	base = p_leave(cycle, taun) *
+	       (wn[y] + wn[MARKOV_BOTH]) / (wn[MARKOV_NEITHER] + 0.01);
+	if (!(q > base) || !(base < 1))
+		return 0;
+	return (q - base) / (1 - base);
+}
+
 void
-prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation,
-	    gboolean basemax)
+prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFlags flags)
 {
 	const float *w;
 	double tau, corr, p_change;
@@ -177,19 +212,29 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrel
 		return;
 
 	/* A negative correlation is evidence too: either way they are linked. */
-	corr = usecorrelation ? fabs(markov_correlation(model, markov)) : 1.0;
-	/* P(leaving s within 1.5 cycles) for an exponential sojourn. */
-	p_change = -expm1(-1.5 * (double)cycle / tau);
+	corr = (flags & PROPHET_CORRELATION) ? fabs(markov_correlation(model, markov)) : 1.0;
+	p_change = p_leave(cycle, tau);
 
-	base = basemax && s == MARKOV_NEITHER;
+	base = (flags & PROPHET_BASEMAX) && s == MARKOV_NEITHER;
 
 	/* P_next: the share of departures from s that led to y running. */
-	if (!exe_is_running(model, markov->a))
-		bid_for(model, markov->a, corr * p_change *
-			(w[MARKOV_A] + w[MARKOV_BOTH]) / (w[s] + 0.01), base);
-	if (!exe_is_running(model, markov->b))
-		bid_for(model, markov->b, corr * p_change *
-			(w[MARKOV_B] + w[MARKOV_BOTH]) / (w[s] + 0.01), base);
+	for (int y = MARKOV_A; y <= MARKOV_B; y++) {
+		Exe *exe = y == MARKOV_A ? markov->a : markov->b;
+		double p;
+
+		if (exe_is_running(model, exe))
+			continue;
+		p = corr * p_change * (w[y] + w[MARKOV_BOTH]) / (w[s] + 0.01);
+		/*
+		 * The correlation factor damps every chain of two programs that
+		 * run one after the other (a script's interpreter after its
+		 * launcher), since they seldom run together; the lift is not
+		 * damped, and it is 0 for a pair that runs independently.
+		 */
+		if ((flags & PROPHET_LIFT) && s != MARKOV_NEITHER)
+			p = MAX(p, lift_bid(markov, s, y, cycle));
+		bid_for(model, exe, p, base);
+	}
 }
 
 /*
@@ -270,9 +315,17 @@ prophet_score(Model *model, const Conf *conf)
 	Markov *ring[PREFETCH_RING];
 	GHashTableIter iter;
 	UseCursor ahead;
+	ProphetBidFlags flags = 0;
 
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(conf != NULL);
+
+	if (conf->usecorrelation)
+		flags |= PROPHET_CORRELATION;
+	if (conf->basemax)
+		flags |= PROPHET_BASEMAX;
+	if (conf->lift)
+		flags |= PROPHET_LIFT;
 
 	/*
 	 * Only what the last scoring touched can hold a score: reset that and
@@ -317,8 +370,7 @@ prophet_score(Model *model, const Conf *conf)
 			__builtin_prefetch(next->b);
 			__builtin_prefetch((const char *)next->b + 64);
 		}
-		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, conf->usecorrelation,
-			    conf->basemax);
+		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, flags);
 	}
 
 	/*

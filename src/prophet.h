@@ -12,7 +12,17 @@
  * largest p: they all estimate the same base rate of the exe's starts,
  * not independent evidence (0.6.4 summed them, so an exe's base rate
  * grew with its number of chains and outbid what the running programs
- * predict). A
+ * predict). With lift, a chain in which only x runs bids for the stopped
+ * y at least
+ *   lift = (q - base) / (1 - base),  when q > base
+ *   q    = (1 - exp(-1.5 * cycle / tau[s])) * (W[s][y] + W[s][both]) / (W[s][s] + 1)
+ *   base = (1 - exp(-1.5 * cycle / tau[0])) * (W[0][y] + W[0][both]) / (W[0][0] + 0.01)
+ * the chance that y starts now beyond its chance while neither runs, not
+ * damped by c: two programs that run one after the other (a script and
+ * the interpreter it starts as it ends) seldom run together, so c cut
+ * the bid of every such chain to almost nothing, while an unrelated pair
+ * has q close to base and no lift. The 1 in q's denominator is one
+ * departure of doubt; with no "neither" row there is no lift. A
  * map's score is the sum, over the exes using it, of the exe's score if
  * it is not running and +1 if it runs (its pages are probably resident).
  * Maps with a score of ln(1 - 1e-4) or less are taken in ascending order
@@ -60,14 +70,22 @@ ProphetPause prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcP
 /* A short English phrase for the log: "MemAvailable is below 5% of MemTotal". */
 char *prophet_pause_describe(ProphetPause pause, const Conf *conf);
 
+/* How prophet_bid() scores, from the [model] keys of the same names. */
+typedef enum {
+	PROPHET_CORRELATION = 1 << 0,  /* usecorrelation */
+	PROPHET_BASEMAX = 1 << 1,      /* basemax */
+	PROPHET_LIFT = 1 << 2,         /* lift */
+} ProphetBidFlags;
+
 /*
  * Adds the bids of one chain to its stopped exes' lnprob (and lists those
- * exes in model->scored_exes). With basemax, a bid from state "neither"
- * only raises the exe's largest such bid of this scoring (Exe.base_bid)
- * and its lnprob by the difference.
+ * exes in model->scored_exes). With PROPHET_BASEMAX, a bid from state
+ * "neither" only raises the exe's largest such bid of this scoring
+ * (Exe.base_bid) and its lnprob by the difference. With PROPHET_LIFT, a
+ * bid from a state where the other exe runs is at least its lift (see
+ * the top of this file).
  */
-void prophet_bid(Model *model, const Markov *markov, gint64 cycle, gboolean usecorrelation,
-		 gboolean basemax);
+void prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFlags flags);
 
 /*
  * Recomputes the scores: every chain bids, then the maps of the running

@@ -102,6 +102,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->cycle, 20);
 	ck_assert_int_eq(conf->usecorrelation, TRUE);
 	ck_assert_int_eq(conf->basemax, TRUE);
+	ck_assert_int_eq(conf->lift, TRUE);
 	ck_assert_int_eq(conf->minsize, 2000000);
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
@@ -133,6 +134,7 @@ START_TEST(test_load_every_key)
 		"[model]\n"
 		"cycle = 7\n"
 		"usecorrelation = false\n"
+		"lift = false\n"
 		"minsize = 1099511627776\n"
 		"memtotal = -100\n"
 		"memfree = 100\n"
@@ -161,6 +163,7 @@ START_TEST(test_load_every_key)
 	ck_assert_ptr_null(error);
 	ck_assert_int_eq(conf->cycle, 7);
 	ck_assert_int_eq(conf->usecorrelation, FALSE);
+	ck_assert_int_eq(conf->lift, FALSE);
 	ck_assert(conf->minsize == G_GINT64_CONSTANT(1099511627776));   /* 2^40, the maximum */
 	ck_assert_int_eq(conf->memtotal, -100);
 	ck_assert_int_eq(conf->memfree, 100);
@@ -574,6 +577,7 @@ static const char default_dump[] =
 	"cycle = 20\n"
 	"usecorrelation = true\n"
 	"basemax = true\n"
+	"lift = true\n"
 	"minsize = 2000000\n"
 	"memtotal = -10\n"
 	"memfree = 50\n"
@@ -711,8 +715,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 11 keys in [model], 19 in [system] */
-	ck_assert_uint_eq(rows->len, 31);
+	/* 13 keys in [model], 19 in [system] */
+	ck_assert_uint_eq(rows->len, 32);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -726,7 +730,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
 	{
-		const ConfKeyInfo *halflife = rows->pdata[8], *allpairs = rows->pdata[11];
+		const ConfKeyInfo *halflife = rows->pdata[9], *allpairs = rows->pdata[12];
 
 		ck_assert_str_eq(halflife->key, "halflife");
 		ck_assert_str_eq(halflife->unit, "hours");
@@ -735,34 +739,34 @@ START_TEST(test_describe)
 		ck_assert_str_eq(allpairs->key, "allpairs");
 		ck_assert_str_eq(allpairs->default_text, "false");
 	}
-	mapprefix = rows->pdata[15];
+	mapprefix = rows->pdata[16];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[19];
+	sort = rows->pdata[20];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
-	avail = rows->pdata[7];
+	avail = rows->pdata[8];
 	ck_assert_str_eq(avail->key, "memavailable");
 	ck_assert_str_eq(avail->default_text, "0");
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
 	{
-		const ConfKeyInfo *slice = rows->pdata[20];
+		const ConfKeyInfo *slice = rows->pdata[21];
 
 		ck_assert_str_eq(slice->key, "slicekb");
 		ck_assert_str_eq(slice->unit, "KB");
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[24];
+	pressure = rows->pdata[25];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[28];
+	window = rows->pdata[29];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

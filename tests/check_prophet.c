@@ -34,6 +34,14 @@ set_running(Model *model, Exe *exe)
 	g_ptr_array_add(model->running, exe);
 }
 
+/* Undoes set_running(). */
+static void
+set_stopped(Model *model, Exe *exe)
+{
+	exe->running_timestamp = 0;
+	g_ptr_array_remove(model->running, exe);
+}
+
 /*
  * Gives map a score as prophet_score() would, listing it among the
  * candidates prophet_select() chooses from.
@@ -90,12 +98,12 @@ START_TEST(test_bid_plain)
 	 * b: P_next = (W02 + W03) / 4.01 = 2/4.01
 	 *    ln(1 - 0.63212056 * 2/4.01) = ln(1 - 0.31527210) = -0.3787337446950685
 	 */
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298226, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950685, TOL);
 
 	/* Bids add up: a second identical bid doubles the score. */
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq_tol(a->lnprob, 2 * -0.6403804548298226, TOL);
 	ck_assert_double_eq_tol(prophet_exe_probability(a),
 				1 - exp(2 * -0.6403804548298226), TOL);
@@ -117,7 +125,7 @@ START_TEST(test_bid_correlation)
 	a->time = 40;
 	b->time = 50;
 	m->time = 30;
-	prophet_bid(model, m, 20, TRUE, FALSE);
+	prophet_bid(model, m, 20, PROPHET_CORRELATION);
 	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.13777959836099415, TOL);
 
@@ -125,13 +133,13 @@ START_TEST(test_bid_correlation)
 	a->lnprob = b->lnprob = 0;
 	m->time = 10;  /* (1000 - 2000) / sqrt(6e6) = -1/sqrt(6) */
 	ck_assert_double_eq_tol(markov_correlation(model, m), -1 / sqrt(6.0), TOL);
-	prophet_bid(model, m, 20, TRUE, FALSE);
+	prophet_bid(model, m, 20, PROPHET_CORRELATION);
 	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
 
 	/* No correlation (a never ran): no bid at all. */
 	a->lnprob = b->lnprob = 0;
 	a->time = 0;
-	prophet_bid(model, m, 20, TRUE, FALSE);
+	prophet_bid(model, m, 20, PROPHET_CORRELATION);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 }
@@ -145,14 +153,14 @@ START_TEST(test_bid_skips)
 
 	/* A state never left tells nothing. */
 	m->weight[0][0] = 0;
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 
 	/* Nor does a sojourn under a second. */
 	m->weight[0][0] = 4;
 	m->time_to_leave[0] = 0.999;
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq(a->lnprob, 0);
 
 	/*
@@ -162,7 +170,7 @@ START_TEST(test_bid_skips)
 	 * b: ln(1 - 0.77686984 * 2/4.01) = -0.490151243044294
 	 */
 	m->time_to_leave[0] = 1;
-	prophet_bid(model, m, 1, FALSE, FALSE);
+	prophet_bid(model, m, 1, 0);
 	ck_assert_double_eq_tol(a->lnprob, -0.870360322993269, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.490151243044294, TOL);
 	a->lnprob = b->lnprob = 0;
@@ -170,9 +178,9 @@ START_TEST(test_bid_skips)
 	/* A corrupt state number is ignored, not an out-of-bounds read. */
 	m->time_to_leave[0] = 30;
 	m->state = 7;
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	m->state = -1;
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq(b->lnprob, 0);
 }
@@ -197,7 +205,7 @@ START_TEST(test_bid_running_exe)
 	m->weight[1][2] = 1;
 	m->weight[1][3] = 1;
 	m->time_to_leave[1] = 40;
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq(a->lnprob, 0);
 	ck_assert_double_eq_tol(b->lnprob, log(1 - (1 - exp(-0.75)) * 2 / 2.01), TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.7444581703310502, TOL);
@@ -217,7 +225,7 @@ START_TEST(test_bid_clamped)
 	 */
 	m->weight[0][1] = 100;
 	m->time_to_leave[0] = 2;
-	prophet_bid(model, m, 3600, FALSE, FALSE);
+	prophet_bid(model, m, 3600, 0);
 	ck_assert(isfinite(a->lnprob));
 	ck_assert_double_eq_tol(a->lnprob, -20.72326583694641, 1e-6);
 
@@ -225,8 +233,108 @@ START_TEST(test_bid_clamped)
 	a->lnprob = 0;
 	m->weight[0][1] = -50;
 	m->weight[0][3] = 0;
-	prophet_bid(model, m, 3600, FALSE, FALSE);
+	prophet_bid(model, m, 3600, 0);
 	ck_assert_double_eq(a->lnprob, 0);
+}
+END_TEST
+
+/*
+ * With lift, a chain where one program runs bids for the other at least
+ * how much more likely it is to start now than while neither runs,
+ * undamped: b follows a (2 of a's 3 departures alone start b) but they
+ * seldom run together.
+ */
+START_TEST(test_bid_lift)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/*
+	 * t=1000, A=B=100, X=12: rho = (12000 - 10000) / 90000 = 0.0222222.
+	 * State 1 (a runs): W11 = 3, W12 = 0, W13 = 2, tau1 = 30,
+	 *   P_change = 1 - exp(-1) = 0.6321205588285577.
+	 * State 0: W00 = 10, W01 = 5, W02 = 4, W03 = 1, tau0 = 60.
+	 * 0.6.4: p = rho * 0.63212056 * 2/3.01 = 0.00933363689669336,
+	 *   ln(1 - p) = -0.009377468235954835.
+	 * lift: q = 0.63212056 * 2/(3 + 1) = 0.31606027941427883,
+	 *   base = (1 - exp(-0.5)) * (4 + 1)/10.01 = 0.1965381320116716,
+	 *   (q - base) / (1 - base) = 0.14875895442538098,
+	 *   ln(1 - 0.14875895) = -0.16105994072250043.
+	 */
+	model->total_time = 1000;
+	a->time = 100;
+	b->time = 100;
+	m->time = 12;
+	set_running(model, a);
+	m->state = MARKOV_A;
+	m->weight[1][1] = 3;
+	m->weight[1][3] = 2;
+	m->time_to_leave[1] = 30;
+	m->weight[0][0] = 10;
+	m->weight[0][1] = 5;
+	m->weight[0][2] = 4;
+	m->weight[0][3] = 1;
+	m->time_to_leave[0] = 60;
+
+	prophet_bid(model, m, 20, PROPHET_CORRELATION);
+	ck_assert_double_eq_tol(b->lnprob, -0.009377468235954835, TOL);
+	b->lnprob = 0;
+	prophet_bid(model, m, 20, PROPHET_CORRELATION | PROPHET_LIFT);
+	ck_assert_double_eq_tol(b->lnprob, -0.16105994072250043, TOL);
+	ck_assert_double_eq(a->lnprob, 0);  /* a runs: no bid */
+
+	/*
+	 * Without the correlation the plain bid, 0.63212056 * 2/3.01 =
+	 * 0.42001366, is the larger: ln(1 - p) = -0.5447507280486896.
+	 */
+	b->lnprob = 0;
+	prophet_bid(model, m, 20, PROPHET_LIFT);
+	ck_assert_double_eq_tol(b->lnprob, -0.5447507280486896, TOL);
+
+	/* No "neither" row (never left, or left under a second): no lift. */
+	b->lnprob = 0;
+	m->weight[0][0] = 0;
+	prophet_bid(model, m, 20, PROPHET_CORRELATION | PROPHET_LIFT);
+	ck_assert_double_eq_tol(b->lnprob, -0.009377468235954835, TOL);
+	b->lnprob = 0;
+	m->weight[0][0] = 10;
+	m->time_to_leave[0] = 0.5;
+	prophet_bid(model, m, 20, PROPHET_CORRELATION | PROPHET_LIFT);
+	ck_assert_double_eq_tol(b->lnprob, -0.009377468235954835, TOL);
+	m->time_to_leave[0] = 60;
+
+	/*
+	 * The other way round, b runs (state 2: W22 = 4, W21 = 1, tau2 = 30):
+	 * q = 0.63212056 * 1/5 = 0.12642411 is below a's base,
+	 * 0.39346934 * (5 + 1)/10.01 = 0.23584576: a has no lift and bids
+	 * rho * 0.63212056 * 1/4.01 = 0.0035030233240706996.
+	 */
+	set_stopped(model, a);
+	set_running(model, b);
+	b->lnprob = 0;
+	m->state = MARKOV_B;
+	m->weight[2][2] = 4;
+	m->weight[2][1] = 1;
+	m->time_to_leave[2] = 30;
+	prophet_bid(model, m, 20, PROPHET_CORRELATION | PROPHET_LIFT);
+	ck_assert_double_eq_tol(a->lnprob, log1p(-0.0035030233240706996), TOL);
+	ck_assert_double_eq(b->lnprob, 0);
+
+	/* State "neither" bids as without lift. */
+	set_stopped(model, b);
+	a->lnprob = 0;
+	m->state = MARKOV_NEITHER;
+	prophet_bid(model, m, 20, PROPHET_CORRELATION);
+	{
+		double la = a->lnprob, lb = b->lnprob;
+
+		a->lnprob = b->lnprob = 0;
+		prophet_bid(model, m, 20, PROPHET_CORRELATION | PROPHET_LIFT);
+		ck_assert_double_eq(a->lnprob, la);
+		ck_assert_double_eq(b->lnprob, lb);
+		ck_assert(la < 0);
+	}
 }
 END_TEST
 
@@ -268,35 +376,35 @@ START_TEST(test_bid_base_max)
 	ad->weight[2][3] = 1;
 	ad->time_to_leave[2] = 40;
 
-	prophet_bid(model, ab, 20, FALSE, TRUE);
+	prophet_bid(model, ab, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298228, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950686, TOL);
 	/* The same base bid again counts once. */
-	prophet_bid(model, ab, 20, FALSE, TRUE);
+	prophet_bid(model, ab, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -0.6403804548298228, TOL);
 	ck_assert_double_eq_tol(b->lnprob, -0.3787337446950686, TOL);
 	/* A larger one replaces it; a smaller one then changes nothing. */
-	prophet_bid(model, ac, 20, FALSE, TRUE);
+	prophet_bid(model, ac, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -0.9957241623458801, TOL);
 	ck_assert_double_eq_tol(a->base_bid, 0.6305441983327259, TOL);
-	prophet_bid(model, ab, 20, FALSE, TRUE);
+	prophet_bid(model, ab, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -0.9957241623458801, TOL);
 	/* A bid while d runs is evidence of its own: -0.99572416 - 0.30449489. */
-	prophet_bid(model, ad, 20, FALSE, TRUE);
+	prophet_bid(model, ad, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -1.3002190515932082, TOL);
 
 	/* A new scoring, the other order: the same sum. */
 	model->score_stamp++;
-	prophet_bid(model, ad, 20, FALSE, TRUE);
+	prophet_bid(model, ad, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -0.3044948892473281, TOL);
-	prophet_bid(model, ac, 20, FALSE, TRUE);
-	prophet_bid(model, ab, 20, FALSE, TRUE);
+	prophet_bid(model, ac, 20, PROPHET_BASEMAX);
+	prophet_bid(model, ab, 20, PROPHET_BASEMAX);
 	ck_assert_double_eq_tol(a->lnprob, -1.3002190515932082, TOL);
 
 	/* Without basemax (0.6.4) the two base bids add: -0.64038045 - 0.99572416. */
 	model->score_stamp++;
-	prophet_bid(model, ab, 20, FALSE, FALSE);
-	prophet_bid(model, ac, 20, FALSE, FALSE);
+	prophet_bid(model, ab, 20, 0);
+	prophet_bid(model, ac, 20, 0);
 	ck_assert_double_eq_tol(a->lnprob, -1.636104617175703, TOL);
 	ck_assert_double_eq(a->base_bid, 0);
 }
@@ -882,6 +990,7 @@ prophet_suite(void)
 	tcase_add_test(tc, test_bid_running_exe);
 	tcase_add_test(tc, test_bid_clamped);
 	tcase_add_test(tc, test_bid_base_max);
+	tcase_add_test(tc, test_bid_lift);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("score");

@@ -1205,7 +1205,7 @@ START_TEST(test_exec_short_lived)
 	 * = 0.776870 * 1 / 1.01 = 0.769178, lnprob = ln(1 - p) = -1.466109.
 	 */
 	cc->lnprob = 0;
-	prophet_bid(model, m, 20, FALSE, FALSE);
+	prophet_bid(model, m, 20, 0);
 	ck_assert_double_eq_tol(cc->lnprob, -1.4661086849972402, 1e-9);
 
 	/* The ghost waited two scans for admission; admitted now, it has not run since. */
