@@ -156,12 +156,22 @@ p_leave(gint64 cycle, double tau)
 }
 
 /*
+ * Starts of y from "only its partner runs" (aged) a chain must have seen
+ * before it lifts y. A chain is made when its programs first run together
+ * or one follows the other, so the start that made it is no evidence of
+ * a habit: with one start enough, every build tool that once started
+ * while an editor ran was lifted by the editor's chain, and the tools'
+ * many small lifts crowded the applications out of the budget.
+ */
+#define LIFT_MIN_STARTS 2.0
+
+/*
  * The lift of a chain in state s, where only y's partner runs: how much
  * more likely y is to start now than when neither runs, as a bid of its
  * own, (q - base) / (1 - base), or 0. q is the state's bid without the
  * correlation factor and with one departure of doubt added to W[s][s]:
- * one departure that started y is not yet a habit. base is the bid of
- * state "neither" for y, undamped. Without a usable "neither" row the
+ * a departure or two that started y are not yet a habit. base is the bid
+ * of state "neither" for y, undamped. Without a usable "neither" row the
  * lift is unknown and 0: a partner that never stops (a daemon) would
  * otherwise lift every program to its base rate once per such chain.
  */
@@ -173,7 +183,8 @@ lift_bid(const Markov *markov, int s, int y, gint64 cycle)
 	double taun = markov->time_to_leave[MARKOV_NEITHER];
 	double q, base;
 
-	if (!(wn[MARKOV_NEITHER] > 0) || !(taun >= 1))
+	if (!(wn[MARKOV_NEITHER] > 0) || !(taun >= 1) ||
+	    !(w[y] + w[MARKOV_BOTH] >= LIFT_MIN_STARTS))
 		return 0;
 	q = p_leave(cycle, markov->time_to_leave[s]) *
 	    (w[y] + w[MARKOV_BOTH]) / (w[s] + 1.0);

@@ -22,7 +22,9 @@
  * the interpreter it starts as it ends) seldom run together, so c cut
  * the bid of every such chain to almost nothing, while an unrelated pair
  * has q close to base and no lift. The 1 in q's denominator is one
- * departure of doubt; with no "neither" row there is no lift. A
+ * departure of doubt; a chain that has seen y start from state s fewer
+ * than 2 times (the first is the one that made the chain), or has no
+ * "neither" row, gives no lift. A
  * map's score is the sum, over the exes using it, of the exe's score if
  * it is not running and +1 if it runs (its pages are probably resident).
  * Maps with a score of ln(1 - 1e-4) or less are taken in ascending order

@@ -292,6 +292,19 @@ START_TEST(test_bid_lift)
 	prophet_bid(model, m, 20, PROPHET_LIFT);
 	ck_assert_double_eq_tol(b->lnprob, -0.5447507280486896, TOL);
 
+	/*
+	 * Fewer than two starts of b from "a alone" (the first made the
+	 * chain): no lift. With W13 = 1.5 and W11 = 2.5, b gets only
+	 * rho * 0.63212056 * 1.5/2.51 = 0.00839469533636863.
+	 */
+	b->lnprob = 0;
+	m->weight[1][1] = 2.5;
+	m->weight[1][3] = 1.5;
+	prophet_bid(model, m, 20, PROPHET_CORRELATION | PROPHET_LIFT);
+	ck_assert_double_eq_tol(b->lnprob, log1p(-0.00839469533636863), TOL);
+	m->weight[1][1] = 3;
+	m->weight[1][3] = 2;
+
 	/* No "neither" row (never left, or left under a second): no lift. */
 	b->lnprob = 0;
 	m->weight[0][0] = 0;

