@@ -139,10 +139,16 @@ launcher_pid=$!
 bg_pids+=("$launcher_pid")
 daemon_pid=$launcher_pid
 if [ ${#tracer[@]} -gt 0 ]; then
-	# the daemon is strace's only child
+	# The daemon is the child of strace that runs $preload. Not just its
+	# first child: strace forks short-lived children of its own at start
+	# to probe what ptrace can do, and taking one of those for the daemon
+	# failed this test once ("the daemon died") while the daemon ran.
 	daemon_pid=
+	want_exe=$(readlink -f "$preload")
 	for _ in $(seq 50); do
-		read -r daemon_pid _ < "/proc/$launcher_pid/task/$launcher_pid/children" 2> /dev/null
+		for c in $(cat "/proc/$launcher_pid/task/$launcher_pid/children" 2> /dev/null); do
+			[ "$(readlink "/proc/$c/exe" 2> /dev/null)" = "$want_exe" ] && daemon_pid=$c
+		done
 		[ -n "$daemon_pid" ] && break
 		sleep 0.1
 	done
