@@ -24,8 +24,8 @@ set -u
 
 top_builddir=${top_builddir:-$(pwd)}
 preload="$top_builddir/src/preload"
-mapper="$top_builddir/tests/mapper"
-spawner="$top_builddir/tests/spawner"
+mapper="$top_builddir/tests/helpers/mapper"
+spawner="$top_builddir/tests/helpers/spawner"
 churn_seconds=${1:-20}
 
 if [ "$(id -u)" != 0 ]; then
@@ -34,7 +34,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 if [ ! -x "$mapper" ] || [ ! -x "$spawner" ]; then
-	echo "churn: tests/mapper and tests/spawner are not built (make check builds them)" >&2
+	echo "churn: tests/helpers/mapper and tests/helpers/spawner are not built (make check builds them)" >&2
 	exit 99
 fi
 

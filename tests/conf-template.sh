@@ -1,5 +1,5 @@
 #!/bin/sh
-# The shipped preload.conf must be exactly what src/preload-genconf prints
+# The shipped preload.conf must be exactly what src/tools/preload-genconf prints
 # from the key table in src/confkeys.h: a key, default, range or doc
 # string changed there without regenerating the file would ship a
 # configuration that documents something else than the daemon does.
@@ -9,7 +9,7 @@
 : "${top_srcdir:=$(dirname "$0")/..}"
 : "${top_builddir:=.}"
 
-genconf="$top_builddir/src/preload-genconf"
+genconf="$top_builddir/src/tools/preload-genconf"
 shipped="$top_srcdir/preload.conf"
 
 if [ ! -x "$genconf" ]; then

@@ -3,7 +3,7 @@
 # models, A and B, in turn) is killed with SIGKILL at random moments,
 # ITERATIONS times; after each kill the state file must load as exactly A
 # or exactly B (never an error, a mix or nothing), with at most one
-# temporary file beside it. See tests/save-victim.c.
+# temporary file beside it. See tests/helpers/save-victim.c.
 #
 #   tests/crash-save.sh [ITERATIONS [EXES [SEED]]]
 #
@@ -15,7 +15,7 @@ iterations=${1:-200}
 exes=${2:-60}
 seed=${3:-$(date +%s)}
 builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
-victim=$builddir/tests/save-victim
+victim=$builddir/tests/helpers/save-victim
 
 if [ ! -x "$victim" ]; then
 	echo "crash-save: $victim not built (make check builds it)" >&2

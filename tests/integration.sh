@@ -12,7 +12,7 @@ set -u
 
 top_builddir=${top_builddir:-$(pwd)}
 preload="$top_builddir/src/preload"
-mapper="$top_builddir/tests/mapper"
+mapper="$top_builddir/tests/helpers/mapper"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (reads every process's /proc entries)"

@@ -16,7 +16,7 @@ set -u
 top_builddir=${top_builddir:-$(pwd)}
 top_srcdir=${top_srcdir:-$(pwd)}
 preload="$top_builddir/src/preload"
-genconf="$top_builddir/src/preload-genconf"
+genconf="$top_builddir/src/tools/preload-genconf"
 man8="$top_builddir/doc/preload.8"
 man5="$top_builddir/doc/preload.conf.5"
 shipped="$top_srcdir/preload.conf"

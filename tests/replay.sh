@@ -16,8 +16,8 @@
 set -u
 
 : "${top_builddir:=.}"
-gen="$top_builddir/src/preload-tracegen"
-replay="$top_builddir/src/preload-replay"
+gen="$top_builddir/src/tools/preload-tracegen"
+replay="$top_builddir/src/tools/preload-replay"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/preload-replay.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 failures=0

@@ -17,8 +17,8 @@ set -u
 
 top_builddir=${top_builddir:-$(pwd)}
 preload="$top_builddir/src/preload"
-mapper="$top_builddir/tests/mapper"
-pagecache="$top_builddir/tests/pagecache"
+mapper="$top_builddir/tests/helpers/mapper"
+pagecache="$top_builddir/tests/helpers/pagecache"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (fanotify)"

@@ -23,8 +23,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
-gen="$top_builddir/src/preload-tracegen"
-replay="$top_builddir/src/preload-replay"
+gen="$top_builddir/src/tools/preload-tracegen"
+replay="$top_builddir/src/tools/preload-replay"
 
 seeds="1 2 3 4 5 6" cycles=10000 keep=
 while getopts s:n:k: opt; do

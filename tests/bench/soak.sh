@@ -4,7 +4,7 @@
 # Soak: the daemon at a 1-second cycle for SECONDS (default an hour)
 # against the real /proc while the workload keeps changing: sets of real
 # programs (interpreters, compressors, coreutils) and synthetic ones
-# (copies of tests/mapper, each mapping its own data files) take turns,
+# (copies of tests/helpers/mapper, each mapping its own data files) take turns,
 # and every few minutes new synthetic programs appear. Every INTERVAL
 # seconds (default 60) it samples the daemon's VmRSS and, after a
 # SIGUSR2 save, the state file's size, and prints a table. At the end
@@ -22,14 +22,14 @@ seconds=${1:-3600}
 interval=${2:-60}
 top_builddir=${top_builddir:-$(pwd)}
 preload=$top_builddir/src/preload
-mapper=$top_builddir/tests/mapper
+mapper=$top_builddir/tests/helpers/mapper
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (reads every process's /proc entries)"
 	exit 77
 fi
 if [ ! -x "$preload" ] || [ ! -x "$mapper" ]; then
-	echo "soak: build the daemon and tests/mapper first (make check), or set top_builddir" >&2
+	echo "soak: build the daemon and tests/helpers/mapper first (make check), or set top_builddir" >&2
 	exit 1
 fi
 

@@ -52,8 +52,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
 ours="$top_builddir/src/preload"
-gen="$top_builddir/src/preload-tracegen"
-replay="$top_builddir/src/preload-replay"
+gen="$top_builddir/src/tools/preload-tracegen"
+replay="$top_builddir/src/tools/preload-replay"
 
 cycle=2 cycles=10 out= reuse= pin=
 while getopts "k:o:rph" opt; do

@@ -8,7 +8,7 @@
 # events), and both off ("off"), in turn, ROUNDS times each.
 # A benchmark, not a test: run it by hand, as root, on an idle machine.
 #
-#   tests/bench-watch.sh BUILT_PRELOAD [ROUNDS]
+#   tests/bench/watch-cost.sh BUILT_PRELOAD [ROUNDS]
 #
 # Prints one line per run and, with the watcher on, its event counts.
 
@@ -16,7 +16,7 @@ set -eu
 
 preload=$1
 rounds=${2:-3}
-srcdir=$(cd "$(dirname "$0")/.." && pwd)
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /tmp/bench-watch.XXXXXX)
 trap 'rm -rf "$work"' EXIT INT TERM
 ticks=$(getconf CLK_TCK)
