@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tests for src/conf.c, src/cmdline.c and src/log.c: the configuration
- * table and file, the command line, and the log handler.
+ * Tests for src/conf.c: the configuration table and file.
  *
  * Each test runs in its own process (Check's CK_FORK), so the log
- * handlers and verbosity a test installs do not leak into the next.
+ * handler a test installs does not leak into the next.
  */
 #include "config.h"
 
@@ -18,9 +17,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "cmdline.h"
 #include "conf.h"
-#include "log.h"
 
 /* ---- fixture: a temporary directory and captured log messages ---- */
 
@@ -37,9 +34,8 @@ capture_handler(const gchar *domain, GLogLevelFlags level, const gchar *message,
 			 : (level & G_LOG_LEVEL_DEBUG) ? "debug" : "other";
 
 	/* debug chatter is allowed; it is not part of the contract */
-	if (level & G_LOG_LEVEL_DEBUG)
-		return;
-	g_ptr_array_add(captured, g_strdup_printf("%s|%s", name, message));
+	if (!(level & G_LOG_LEVEL_DEBUG))
+		g_ptr_array_add(captured, g_strdup_printf("%s|%s", name, message));
 }
 
 static void
@@ -48,13 +44,6 @@ setup(void)
 	tmpdir = tu_make_tempdir();
 	captured = g_ptr_array_new_with_free_func(g_free);
 	g_log_set_handler(G_LOG_DOMAIN, G_LOG_LEVEL_MASK, capture_handler, NULL);
-}
-
-/* The log tests install their own handler: no capturing. */
-static void
-setup_log(void)
-{
-	tmpdir = tu_make_tempdir();
 }
 
 static void
@@ -774,451 +763,12 @@ START_TEST(test_describe)
 }
 END_TEST
 
-/* ---- cmdline ---- */
-
-/* Parses a NULL-terminated argument list (argv[0] is added). */
-static gboolean
-parse_args(const char *const *args, Options *opts, gboolean *exit_now, GError **error)
-{
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-
-	g_ptr_array_add(argv, (char *)"preload");
-	for (size_t i = 0; args[i]; i++)
-		g_ptr_array_add(argv, (char *)args[i]);
-	g_ptr_array_add(argv, NULL);
-	return cmdline_parse((int)argv->len - 1, (char **)argv->pdata, opts, exit_now, error);
-}
-
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
-/* What a successful parse must give; NULL strings mean "the default". */
-typedef struct {
-	const char *const *args;
-	const char *conffile, *statefile, *logfile;   /* logfile: NULL = not set */
-	gboolean conffile_given, foreground, once, debug;
-	int nice, verbose;
-} CmdlineCase;
-
-static const CmdlineCase cmdline_cases[] = {
-	{ ARGS("--once"), NULL, NULL, NULL, FALSE, FALSE, TRUE, FALSE, 15, 4 },
-	{ ARGS("-c", "/x.conf"), "/x.conf", NULL, NULL, TRUE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("--conffile", "/x.conf"), "/x.conf", NULL, NULL, TRUE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("--conffile=/x.conf"), "/x.conf", NULL, NULL, TRUE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-c", ""), "", NULL, NULL, TRUE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-s", "/s"), NULL, "/s", NULL, FALSE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("--statefile", "/s"), NULL, "/s", NULL, FALSE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-s", ""), NULL, "", NULL, FALSE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-l", "/l"), NULL, NULL, "/l", FALSE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("--logfile", "/l"), NULL, NULL, "/l", FALSE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-l", ""), NULL, NULL, "", FALSE, FALSE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-f"), NULL, NULL, NULL, FALSE, TRUE, FALSE, FALSE, 15, 4 },
-	{ ARGS("--foreground"), NULL, NULL, NULL, FALSE, TRUE, FALSE, FALSE, 15, 4 },
-	{ ARGS("-n", "5"), NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, 5, 4 },
-	{ ARGS("--nice", "-3"), NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, -3, 4 },
-	{ ARGS("-V", "0"), NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, 15, 0 },
-	{ ARGS("--verbose", "10"), NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, 15, 10 },
-	{ ARGS("--verbose=7"), NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, 15, 7 },
-	/* -d: foreground, stderr, 9; an explicit -V or -l still applies */
-	{ ARGS("-d"), NULL, NULL, "", FALSE, TRUE, FALSE, TRUE, 15, 9 },
-	{ ARGS("--debug"), NULL, NULL, "", FALSE, TRUE, FALSE, TRUE, 15, 9 },
-	{ ARGS("-V", "2", "-d"), NULL, NULL, "", FALSE, TRUE, FALSE, TRUE, 15, 2 },
-	{ ARGS("-d", "-l", "/l"), NULL, NULL, "/l", FALSE, TRUE, FALSE, TRUE, 15, 9 },
-	/* everything at once, short options bundled */
-	{ ARGS("-fc", "/c", "-s", "/s", "-l", "/l", "-n", "0", "-V", "3", "--once", "--"),
-	  "/c", "/s", "/l", TRUE, TRUE, TRUE, FALSE, 0, 3 },
-};
-
-START_TEST(test_cmdline_defaults)
-{
-	g_autoptr(GError) error = NULL;
-	Options opts;
-	gboolean exit_now = TRUE;
-
-	ck_assert(parse_args(ARGS(NULL), &opts, &exit_now, &error));
-	ck_assert(!exit_now);
-	ck_assert_str_eq(opts.conffile, SYSCONFDIR "/preload.conf");
-	ck_assert_str_eq(opts.statefile, LOCALSTATEDIR "/lib/preload/preload.state");
-	ck_assert_ptr_null(opts.logfile);
-	ck_assert(!opts.conffile_given);
-	ck_assert(!opts.foreground);
-	ck_assert(!opts.once);
-	ck_assert(!opts.debug);
-	ck_assert_int_eq(opts.nice, 15);
-	ck_assert_int_eq(opts.verbose, 4);
-	cmdline_clear(&opts);
-	ck_assert_ptr_null(opts.conffile);
-}
-END_TEST
-
-START_TEST(test_cmdline_options)
-{
-	const CmdlineCase *c = &cmdline_cases[_i];
-	g_autoptr(GError) error = NULL;
-	Options opts;
-	gboolean exit_now = TRUE;
-
-	ck_assert_msg(parse_args(c->args, &opts, &exit_now, &error), "case %d: %s", _i,
-		      error ? error->message : "");
-	ck_assert(!exit_now);
-	ck_assert_str_eq(opts.conffile, c->conffile ? c->conffile : CMDLINE_DEFAULT_CONFFILE);
-	ck_assert_str_eq(opts.statefile, c->statefile ? c->statefile : CMDLINE_DEFAULT_STATEFILE);
-	if (c->logfile)
-		ck_assert_str_eq(opts.logfile, c->logfile);
-	else
-		ck_assert_ptr_null(opts.logfile);
-	ck_assert_int_eq(opts.conffile_given, c->conffile_given);
-	ck_assert_int_eq(opts.foreground, c->foreground);
-	ck_assert_int_eq(opts.once, c->once);
-	ck_assert_int_eq(opts.debug, c->debug);
-	ck_assert_int_eq(opts.nice, c->nice);
-	ck_assert_int_eq(opts.verbose, c->verbose);
-	cmdline_clear(&opts);
-}
-END_TEST
-
-static const char *const *const cmdline_errors[] = {
-	ARGS("-V", "11"),
-	ARGS("-V", "-1"),
-	ARGS("--verbose", "abc"),
-	ARGS("-V", "4x"),
-	ARGS("-V"),
-	ARGS("extra"),
-	ARGS("-f", "extra"),
-	ARGS("--", "extra"),
-	ARGS("--bogus"),
-	ARGS("-c"),
-	ARGS("-n", "abc"),
-	ARGS("-n", "99999999999"),
-};
-
-START_TEST(test_cmdline_errors)
-{
-	g_autoptr(GError) error = NULL;
-	Options opts;
-	gboolean exit_now = TRUE;
-
-	ck_assert(!parse_args(cmdline_errors[_i], &opts, &exit_now, &error));
-	ck_assert(error != NULL && error->domain == G_OPTION_ERROR);
-	ck_assert(!exit_now);
-	/* opts holds the defaults, and can be cleared */
-	ck_assert_str_eq(opts.conffile, CMDLINE_DEFAULT_CONFFILE);
-	ck_assert_int_eq(opts.verbose, 4);
-	cmdline_clear(&opts);
-}
-END_TEST
-
-/* Runs parse_args with stdout sent to a file; returns what was printed. */
-static char *
-parse_capturing_stdout(const char *const *args, gboolean *ok, gboolean *exit_now)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree char *path = g_build_filename(tmpdir, "stdout", NULL);
-	char *text = NULL;
-	Options opts;
-	int saved = dup(STDOUT_FILENO);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	ck_assert(saved >= 0 && fd >= 0);
-	fflush(stdout);
-	ck_assert(dup2(fd, STDOUT_FILENO) >= 0);
-	*ok = parse_args(args, &opts, exit_now, &error);
-	fflush(stdout);
-	ck_assert(dup2(saved, STDOUT_FILENO) >= 0);
-	close(saved);
-	close(fd);
-	cmdline_clear(&opts);
-	ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-	return text;
-}
-
-START_TEST(test_cmdline_version)
-{
-	gboolean ok = FALSE, exit_now = FALSE;
-	g_autofree char *out = parse_capturing_stdout(ARGS("--version"), &ok, &exit_now);
-	g_autofree char *out2 = NULL;
-
-	ck_assert(ok);
-	ck_assert(exit_now);
-	ck_assert_str_eq(out, "preload " PACKAGE_VERSION "\n");
-	exit_now = FALSE;
-	out2 = parse_capturing_stdout(ARGS("-v"), &ok, &exit_now);
-	ck_assert(ok && exit_now);
-	ck_assert_str_eq(out2, "preload " PACKAGE_VERSION "\n");
-}
-END_TEST
-
-START_TEST(test_cmdline_help)
-{
-	static const char *const expected[] = {
-		"--conffile", "--statefile", "--logfile", "--foreground", "--nice",
-		"--verbose", "--debug", "--once", "--version", "--help",
-		"SIGHUP", "SIGUSR1", "SIGUSR2", "SIGTERM", "readahead",
-	};
-	gboolean ok = FALSE, exit_now = FALSE;
-	g_autofree char *out = parse_capturing_stdout(ARGS("-h"), &ok, &exit_now);
-	g_autofree char *out2 = NULL;
-
-	ck_assert(ok);
-	ck_assert(exit_now);
-	for (size_t i = 0; i < G_N_ELEMENTS(expected); i++)
-		ck_assert_msg(strstr(out, expected[i]), "--help lacks %s", expected[i]);
-	exit_now = FALSE;
-	out2 = parse_capturing_stdout(ARGS("--help"), &ok, &exit_now);
-	ck_assert(ok && exit_now);
-	ck_assert_str_eq(out2, out);
-}
-END_TEST
-
-/* ---- log ---- */
-
-START_TEST(test_log_verbosity)
-{
-	log_init(4);
-	ck_assert_int_eq(log_get_verbosity(), 4);
-	ck_assert(!log_detail(9));
-	ck_assert(log_detail(4));
-	log_set_verbosity(9);
-	ck_assert(log_detail(9));
-	ck_assert(!log_detail(10));
-	log_set_verbosity(42);
-	ck_assert_int_eq(log_get_verbosity(), 10);
-	log_set_verbosity(-3);
-	ck_assert_int_eq(log_get_verbosity(), 0);
-}
-END_TEST
-
-static char *
-read_text(const char *path)
-{
-	char *text = NULL;
-
-	ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
-	return text;
-}
-
-START_TEST(test_log_file)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree char *path = g_build_filename(tmpdir, "preload.log", NULL);
-	g_autofree char *text = NULL;
-	g_autoptr(GRegex) re = NULL;
-	struct stat st;
-
-	g_unsetenv("JOURNAL_STREAM");
-	umask(022);
-	log_init(4);
-	ck_assert(log_set_file(path, &error));
-	g_warning("disk %d is on fire", 3);
-	g_message("a message");
-	g_info("some info");
-	g_debug("hidden at verbosity 4");
-	g_log("GLib-GIO", G_LOG_LEVEL_WARNING, "from a library");
-	log_close();
-
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0600);
-	text = read_text(path);
-	re = g_regex_new("^\\[\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\] warning: disk 3 is on fire\n"
-			 "\\[[-0-9 :]{19}\\] a message\n"
-			 "\\[[-0-9 :]{19}\\] some info\n"
-			 "\\[[-0-9 :]{19}\\] warning: GLib-GIO: from a library\n$",
-			 0, 0, NULL);
-	ck_assert_msg(g_regex_match(re, text, 0, NULL), "log file holds:\n%s", text);
-}
-END_TEST
-
-/* Verbosity 2 shows warnings but not messages; 5 shows debug with its label. */
-START_TEST(test_log_filter)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree char *path = g_build_filename(tmpdir, "preload.log", NULL);
-	g_autofree char *text = NULL;
-	g_autoptr(GRegex) re = NULL;
-
-	g_unsetenv("JOURNAL_STREAM");
-	log_init(2);
-	ck_assert(log_set_file(path, &error));
-	g_message("not shown");
-	g_critical("shown critical");
-	g_warning("shown warning");
-	log_set_verbosity(1);
-	g_warning("not shown either");
-	log_set_verbosity(5);
-	g_debug("shown debug\n");
-	log_close();
-
-	text = read_text(path);
-	re = g_regex_new("^\\[[-0-9 :]{19}\\] critical: shown critical\n"
-			 "\\[[-0-9 :]{19}\\] warning: shown warning\n"
-			 "\\[[-0-9 :]{19}\\] debug: shown debug\n$", 0, 0, NULL);
-	ck_assert_msg(g_regex_match(re, text, 0, NULL), "log file holds:\n%s", text);
-}
-END_TEST
-
-START_TEST(test_log_reopen)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree char *path = g_build_filename(tmpdir, "preload.log", NULL);
-	g_autofree char *rotated = g_build_filename(tmpdir, "preload.log.1", NULL);
-	g_autofree char *old_text = NULL;
-	g_autofree char *new_text = NULL;
-
-	log_init(4);
-	ck_assert(log_reopen(&error));      /* on stderr: nothing to do */
-	ck_assert(log_set_file(path, &error));
-	g_message("before rotation");
-	ck_assert_int_eq(rename(path, rotated), 0);
-	g_message("still the old file");
-	ck_assert(log_reopen(&error));
-	g_message("after rotation");
-	log_close();
-
-	old_text = read_text(rotated);
-	new_text = read_text(path);
-	ck_assert_ptr_nonnull(strstr(old_text, "] before rotation\n"));
-	ck_assert_ptr_nonnull(strstr(old_text, "] still the old file\n"));
-	ck_assert_ptr_null(strstr(old_text, "after"));
-	ck_assert_ptr_nonnull(strstr(new_text, "] after rotation\n"));
-	ck_assert_ptr_null(strstr(new_text, "before"));
-}
-END_TEST
-
-/* A log file that cannot be opened leaves the old destination in place. */
-START_TEST(test_log_open_failure)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree char *path = g_build_filename(tmpdir, "preload.log", NULL);
-	g_autofree char *bad = g_build_filename(tmpdir, "no", "such", "dir.log", NULL);
-	g_autofree char *text = NULL;
-
-	log_init(4);
-	ck_assert(log_set_file(path, &error));
-	ck_assert(!log_set_file(bad, &error));
-	ck_assert(g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT));
-	ck_assert_ptr_nonnull(strstr(error->message, bad));
-	g_message("kept");
-	log_close();
-	text = read_text(path);
-	ck_assert_ptr_nonnull(strstr(text, "] kept\n"));
-	ck_assert(!g_file_test(bad, G_FILE_TEST_EXISTS));
-}
-END_TEST
-
-/* Points stderr at a file; returns "dev:ino" of that file. */
-static char *
-stderr_to_file(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	ck_assert(fd >= 0);
-	ck_assert(dup2(fd, STDERR_FILENO) >= 0);
-	close(fd);
-	ck_assert_int_eq(fstat(STDERR_FILENO, &st), 0);
-	return g_strdup_printf("%llu:%llu", (unsigned long long)st.st_dev,
-			       (unsigned long long)st.st_ino);
-}
-
-START_TEST(test_log_journal)
-{
-	g_autofree char *path = g_build_filename(tmpdir, "journal", NULL);
-	g_autofree char *id = stderr_to_file(path);
-	g_autofree char *text = NULL;
-
-	g_setenv("JOURNAL_STREAM", id, TRUE);
-	log_init(7);
-	g_critical("c");
-	g_warning("w");
-	g_message("two\nlines");
-	g_info("i");
-	g_debug("d");
-	text = read_text(path);
-	ck_assert_str_eq(text, "<3>c\n<4>w\n<5>two\n<5>lines\n<6>i\n<7>d\n");
-}
-END_TEST
-
-/* JOURNAL_STREAM inherited from elsewhere: stderr is not the journal. */
-START_TEST(test_log_not_journal)
-{
-	g_autofree char *path = g_build_filename(tmpdir, "stderr", NULL);
-	g_autofree char *id = stderr_to_file(path);
-	g_autofree char *text = NULL;
-	g_autofree char *other = g_strconcat(id, "1", NULL);
-
-	g_setenv("JOURNAL_STREAM", other, TRUE);
-	log_init(4);
-	g_warning("w");
-	g_setenv("JOURNAL_STREAM", "garbage", TRUE);
-	log_close();          /* re-checks where stderr goes */
-	g_warning("x");
-	text = read_text(path);
-	ck_assert(text[0] == '[');
-	ck_assert_ptr_nonnull(strstr(text, "] warning: w\n["));
-	ck_assert(g_str_has_suffix(text, "] warning: x\n"));
-}
-END_TEST
-
-#define LOG_THREADS 8
-#define LOG_LINES 500
-
-static gpointer
-log_worker(gpointer data)
-{
-	int id = GPOINTER_TO_INT(data);
-
-	for (int i = 0; i < LOG_LINES; i++)
-		g_message("thread %d line %d %s", id, i, "padding-padding-padding-padding");
-	return NULL;
-}
-
-/* Concurrent messages arrive whole: every line parses, none is lost. */
-START_TEST(test_log_threads)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree char *path = g_build_filename(tmpdir, "preload.log", NULL);
-	g_autofree char *text = NULL;
-	g_autoptr(GRegex) re = NULL;
-	g_auto(GStrv) lines = NULL;
-	GThread *threads[LOG_THREADS];
-	int next[LOG_THREADS] = { 0 };
-	guint n = 0;
-
-	log_init(4);
-	ck_assert(log_set_file(path, &error));
-	for (int t = 0; t < LOG_THREADS; t++)
-		threads[t] = g_thread_new("log", log_worker, GINT_TO_POINTER(t));
-	for (int t = 0; t < LOG_THREADS; t++)
-		g_thread_join(threads[t]);
-	log_close();
-
-	text = read_text(path);
-	re = g_regex_new("^\\[[-0-9 :]{19}\\] thread (\\d) line (\\d+) padding-padding-padding-padding$",
-			 0, 0, NULL);
-	lines = g_strsplit(text, "\n", -1);
-	for (size_t i = 0; lines[i] && *lines[i]; i++, n++) {
-		g_autoptr(GMatchInfo) match = NULL;
-		g_autofree char *t = NULL;
-		g_autofree char *l = NULL;
-
-		ck_assert_msg(g_regex_match(re, lines[i], 0, &match), "mangled line: %s", lines[i]);
-		t = g_match_info_fetch(match, 1);
-		l = g_match_info_fetch(match, 2);
-		/* each thread's lines stay in its own order */
-		ck_assert_int_eq(atoi(l), next[atoi(t)]);
-		next[atoi(t)]++;
-	}
-	ck_assert_uint_eq(n, LOG_THREADS * LOG_LINES);
-}
-END_TEST
-
 static Suite *
 conf_suite(void)
 {
 	Suite *s = suite_create("conf");
 	TCase *tc = tcase_create("conf");
 	TCase *tp = tcase_create("prefix");
-	TCase *tcl = tcase_create("cmdline");
-	TCase *tl = tcase_create("log");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_defaults);
@@ -1247,24 +797,6 @@ conf_suite(void)
 	tcase_add_test(tp, test_prefix_defaults);
 	suite_add_tcase(s, tp);
 
-	tcase_add_checked_fixture(tcl, setup, teardown);
-	tcase_add_test(tcl, test_cmdline_defaults);
-	tcase_add_loop_test(tcl, test_cmdline_options, 0, G_N_ELEMENTS(cmdline_cases));
-	tcase_add_loop_test(tcl, test_cmdline_errors, 0, G_N_ELEMENTS(cmdline_errors));
-	tcase_add_test(tcl, test_cmdline_version);
-	tcase_add_test(tcl, test_cmdline_help);
-	suite_add_tcase(s, tcl);
-
-	tcase_add_checked_fixture(tl, setup_log, teardown);
-	tcase_add_test(tl, test_log_verbosity);
-	tcase_add_test(tl, test_log_file);
-	tcase_add_test(tl, test_log_filter);
-	tcase_add_test(tl, test_log_reopen);
-	tcase_add_test(tl, test_log_open_failure);
-	tcase_add_test(tl, test_log_journal);
-	tcase_add_test(tl, test_log_not_journal);
-	tcase_add_test(tl, test_log_threads);
-	suite_add_tcase(s, tl);
 	return s;
 }
 
