@@ -10,6 +10,9 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char *
@@ -89,4 +92,51 @@ gboolean
 tu_is_root(void)
 {
 	return geteuid() == 0;
+}
+
+gboolean
+tu_can_run(const char *what, const char *why_not)
+{
+	if (!why_not)
+		return TRUE;
+	printf("SKIP: %s: %s\n", what, why_not);
+	fflush(stdout);
+	return FALSE;
+}
+
+/*
+ * Probes with mincore(2) on a mapping, not with the residency code under
+ * test, so that a bug there fails its cases instead of skipping them.
+ */
+const char *
+tu_why_no_eviction(void)
+{
+	g_autofree char *dir = tu_make_tempdir();
+	g_autofree char *path = g_build_filename(dir, "evict", NULL);
+	gsize size = 4 * (gsize)sysconf(_SC_PAGESIZE);
+	g_autofree char *contents = g_malloc(size + 1);
+	unsigned char vec[4] = { 0 };
+	const char *why_not = NULL;
+	void *map;
+	int fd;
+
+	memset(contents, 'e', size);
+	contents[size] = '\0';
+	tu_write_file(path, contents);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fdatasync(fd) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) {
+		why_not = "cannot sync and drop a file in $TMPDIR";
+	} else if ((map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		why_not = "cannot map a file in $TMPDIR";
+	} else {
+		if (mincore(map, size, vec) != 0)
+			why_not = "mincore() fails on a file in $TMPDIR";
+		else if ((vec[0] | vec[1] | vec[2] | vec[3]) & 1)
+			why_not = "$TMPDIR keeps a file's pages cached after POSIX_FADV_DONTNEED (tmpfs?)";
+		munmap(map, size);
+	}
+	if (fd >= 0)
+		close(fd);
+	tu_rm_rf(dir);
+	return why_not;
 }

@@ -22,3 +22,22 @@ void tu_rm_rf(const char *path);
 int tu_run_suite(Suite *suite);
 /* Whether we are root (tests that need it skip otherwise). */
 gboolean tu_is_root(void);
+
+/*
+ * Skips are decided while the suite is built, never inside a running case:
+ * a case that cannot run here is not added, so Check's summary counts only
+ * the cases that ran and asserted. tu_can_run() returns TRUE when why_not is
+ * NULL; otherwise it prints "SKIP: WHAT: WHY_NOT" to stdout (the suite's log)
+ * and returns FALSE.
+ */
+gboolean tu_can_run(const char *what, const char *why_not);
+#define TU_ADD_TEST_UNLESS(tc, tf, why_not) \
+	do { if (tu_can_run(#tf, (why_not))) tcase_add_test((tc), tf); } while (0)
+#define TU_ADD_LOOP_TEST_UNLESS(tc, tf, start, end, why_not) \
+	do { if (tu_can_run(#tf, (why_not))) tcase_add_loop_test((tc), tf, (start), (end)); } while (0)
+/*
+ * Why a file under $TMPDIR (where tu_make_tempdir() puts it) keeps its pages
+ * in the page cache after fdatasync() and POSIX_FADV_DONTNEED, as on tmpfs;
+ * NULL when they are dropped, which the residency cases rely on.
+ */
+const char *tu_why_no_eviction(void);
