@@ -43,12 +43,12 @@
 
 #include "cmdline.h"
 #include "conf.h"
+#include "cycle.h"
 #include "log.h"
 #include "model.h"
 #include "proc.h"
 #include "prophet.h"
 #include "readahead.h"
-#include "spy.h"
 #include "state.h"
 #include "trace.h"
 #include "watch.h"
@@ -82,7 +82,7 @@ typedef struct Daemon {
 	Options opts;
 	Conf *conf;
 	Model *model;
-	Spy *spy;
+	Cycle *cycle;            /* scan, learn, predict, read (cycle.h) */
 	TraceWriter *trace;      /* NULL unless recording a trace */
 	Watch *watch;            /* exec and open events, NULL without them */
 	char *watch_off;         /* why there is no watcher, for the dump */
@@ -110,6 +110,8 @@ typedef struct Daemon {
 
 	/* CPU time, microseconds: of the main thread per stage, of the process since start */
 	gint64 stage_us[N_STAGES];
+	gint64 stage_mark;       /* main thread CPU time when the running stage began */
+	gint64 predict_us;       /* of the last prediction, for the log */
 	gint64 start_cpu_us;
 	/* readahead since start: batches, bytes requested and calls */
 	guint64 batches;
@@ -147,6 +149,7 @@ stage_add(Daemon *d, Stage stage, gint64 *mark)
 }
 
 static void schedule_tick(Daemon *d, guint delay);
+static void stop_trace(Daemon *d, const GError *error);
 
 /* ---- state ---- */
 
@@ -271,7 +274,7 @@ load_state(const char *path)
 
 /* ---- the cycle ---- */
 
-static void predict_and_readahead(Daemon *d);
+static void daemon_predict(Daemon *d);
 
 static void
 readahead_done(const ReadaheadStats *stats, gpointer user_data)
@@ -292,7 +295,8 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 		stats->dropped);
 	if (d->readahead_pending && !d->exiting) {
 		d->readahead_pending = FALSE;
-		predict_and_readahead(d);
+		d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+		daemon_predict(d);
 	}
 	/* Once: the class is the process's, it does not come back by itself. */
 	if (stats->threads_not_idle > 0 && d->idle_class) {
@@ -333,115 +337,105 @@ update_pause(Daemon *d)
 	d->pause = pause;
 }
 
-static void
-log_predictions(const Daemon *d, GPtrArray *selected)
+/* ---- the daemon's sources for the cycle (cycle.h) ---- */
+
+/* The scan on /proc, recorded to the trace when one is kept. */
+static gboolean
+daemon_scan(gpointer data, Scan *scan, Model *model, const Conf *conf, gint64 now,
+	    GError **error)
 {
-	if (log_detail(9)) {
-		GHashTableIter iter;
-		gpointer value;
+	Daemon *d = data;
+	g_autoptr(GError) local = NULL;
 
-		g_hash_table_iter_init(&iter, d->model->exes);
-		while (g_hash_table_iter_next(&iter, NULL, &value)) {
-			const Exe *exe = value;
+	if (!scan_proc(scan, model, conf, now, error))
+		return FALSE;
+	if (d->trace) {
+		ProcMemstat mem;
+		gboolean have_mem = proc_get_memstat(&mem, NULL);
 
-			if (exe->lnprob < 0)
-				g_debug("lnprob %8.4f  %s", exe->lnprob, exe->path);
-		}
+		if (!trace_writer_scan_model(d->trace, model, now, have_mem ? &mem : NULL, &local))
+			stop_trace(d, local);
 	}
-	if (log_detail(10)) {
-		for (guint i = 0; i < selected->len; i++) {
-			const Map *map = selected->pdata[i];
-
-			g_debug("selected %8.4f  %s [%" G_GUINT64_FORMAT ", +%" G_GUINT64_FORMAT ")",
-				map->lnprob, map->path, map->offset, map->length);
-		}
-	}
+	return TRUE;
 }
 
+/* The budget from this machine's memory; no prediction without its figures. */
 static void
-predict_and_readahead(Daemon *d)
+daemon_plan(gpointer data, const Conf *conf, CyclePlan *plan)
 {
+	Daemon *d = data;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) selected = NULL;
-	ReadaheadOptions options = { 0 };
-	GArray *requests;
-	guint stale;
-	gint64 mark = cpu_us(CLOCK_THREAD_CPUTIME_ID), predict_us;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
 		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
 		return;
 	}
 	update_pause(d);
-	/* Predicted even while paused, so that the dump shows what would be read. */
-	prophet_score(d->model, d->conf);
-	d->budget_kb = prophet_budget_kb(d->conf, &d->mem);
-	selected = prophet_select(d->model, d->budget_kb, &d->selected_kb);
-	d->selected_maps = selected->len;
-	log_predictions(d, selected);
-	predict_us = stage_add(d, STAGE_PREDICT, &mark);
-	if (selected->len == 0 || d->pause != PROPHET_PREFETCH)
-		return;
-
-	stale = spy_check_files(d->spy, selected, d->model->time);
-	if (stale > 0)
-		g_debug("%u selected maps turned stale: their files are gone or were replaced", stale);
-	requests = readahead_requests_new();
-	for (guint i = 0; i < selected->len; i++) {
-		const Map *map = selected->pdata[i];
-
-		if (!map->stale)
-			readahead_requests_add(requests, map->path, map->offset, map->length);
-	}
-	options.strategy = (int)d->conf->sortstrategy;
-	options.maxprocs = (int)d->conf->maxprocs;
-	options.check_residency = d->conf->checkresidency;
-	options.slice_bytes = (guint64)d->conf->slicekb * 1024;
-	if (!readahead_start(requests, &options, readahead_done, d)) {
-		/*
-		 * The disk is slower than the cycle. This prediction is newer:
-		 * the running batch stops after its reads in flight and
-		 * readahead_done() predicts again and starts the new one.
-		 */
-		g_debug("the previous readahead is still running: superseding it");
-		readahead_supersede();
-		d->readahead_pending = TRUE;
-		stage_add(d, STAGE_READAHEAD, &mark);
-		return;
-	}
-	/* What this prefetch read, for the hit figures of the starts that follow. */
-	d->model->prefetch_seq++;
-	for (guint i = 0; i < selected->len; i++) {
-		Map *map = selected->pdata[i];
-
-		if (!map->stale)
-			map->prefetch_seq = d->model->prefetch_seq;
-	}
-	g_debug("main thread CPU: prediction %.2f ms, readahead %.2f ms", predict_us / 1000.0,
-		stage_add(d, STAGE_READAHEAD, &mark) / 1000.0);
+	d->budget_kb = prophet_budget_kb(conf, &d->mem);
+	plan->predict = TRUE;
+	plan->read = d->pause == PROPHET_PREFETCH;
+	plan->budget_kb = d->budget_kb;
 }
 
-/* Second half of a cycle: learn from the scan, then predict. */
-static void
-run_update(Daemon *d)
+static CycleRead
+daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 {
-	if (d->conf->doscan) {
-		const SpyStats *stats;
-		gint64 mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	Daemon *d = data;
+	ReadaheadOptions options = { 0 };
+	GArray *requests = readahead_requests_new();
 
-		spy_update_model(d->spy, d->model, d->conf, d->model->time);
-		stage_add(d, STAGE_LEARN, &mark);
-		stats = spy_get_stats(d->spy);
-		g_debug("cycle %u at %" G_GINT64_FORMAT " s: %u processes, %u changed, "
-			"%u admitted, %u too small, %u gone, %u refreshed (+%u -%u maps), "
-			"%u maps stale",
-			d->cycles, d->model->time, stats->processes, stats->changed,
-			stats->admitted, stats->too_small, stats->gone, stats->refreshed,
-			stats->maps_added, stats->maps_removed, stats->stale);
+	for (guint i = 0; i < maps->len; i++) {
+		const Map *map = maps->pdata[i];
+
+		readahead_requests_add(requests, map->path, map->offset, map->length);
 	}
-	if (d->conf->dopredict)
-		predict_and_readahead(d);
-	d->cycles++;
+	options.strategy = (int)conf->sortstrategy;
+	options.maxprocs = (int)conf->maxprocs;
+	options.check_residency = conf->checkresidency;
+	options.slice_bytes = (guint64)conf->slicekb * 1024;
+	if (readahead_start(requests, &options, readahead_done, d))
+		return CYCLE_READ_STARTED;
+	/*
+	 * The disk is slower than the cycle. This prediction is newer: the
+	 * running batch stops after its reads in flight and readahead_done()
+	 * predicts again and starts the new one.
+	 */
+	g_debug("the previous readahead is still running: superseding it");
+	readahead_supersede();
+	d->readahead_pending = TRUE;
+	return CYCLE_READ_BUSY;
+}
+
+/* The main thread's CPU time per stage, for the dump. */
+static void
+daemon_stage_done(gpointer data, CycleStage stage)
+{
+	static const Stage stages[CYCLE_N_STAGES] = {
+		[CYCLE_SCAN] = STAGE_SCAN, [CYCLE_LEARN] = STAGE_LEARN,
+		[CYCLE_PREDICT] = STAGE_PREDICT, [CYCLE_READ] = STAGE_READAHEAD,
+	};
+	Daemon *d = data;
+	gint64 spent = stage_add(d, stages[stage], &d->stage_mark);
+
+	if (stage == CYCLE_PREDICT)
+		d->predict_us = spent;
+	else if (stage == CYCLE_READ)
+		g_debug("main thread CPU: prediction %.2f ms, readahead %.2f ms",
+			d->predict_us / 1000.0, spent / 1000.0);
+}
+
+static const CycleReader daemon_reader = { daemon_read };
+
+/* Predicts (and reads) now, keeping the figures the dump shows. */
+static void
+daemon_predict(Daemon *d)
+{
+	const CyclePrediction *last;
+
+	cycle_predict(d->cycle);
+	last = cycle_get_prediction(d->cycle);
+	d->selected_maps = last->selected_maps;
+	d->selected_kb = last->selected_kb;
 }
 
 /* A trace that cannot be written is given up, once, with a warning. */
@@ -452,7 +446,7 @@ stop_trace(Daemon *d, const GError *error)
 		return;
 	if (error)
 		g_warning("stopped recording the trace: %s", error->message);
-	trace_writer_detach(d->trace, d->spy);
+	trace_writer_detach(d->trace, cycle_get_learn(d->cycle));
 	g_clear_pointer(&d->trace, trace_writer_free);
 }
 
@@ -461,13 +455,14 @@ start_trace(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 	const char *path = d->opts.tracefile ? d->opts.tracefile : d->conf->tracefile;
+	Learn *learn = cycle_get_learn(d->cycle);
 
 	if (!path || !*path)
 		return;
 	d->trace = trace_writer_open(path, d->conf->cycle, &error);
 	/* The exes already known must be in the trace, or a replay never admits them. */
 	if (d->trace && trace_writer_known_maps(d->trace, d->model, &error)) {
-		trace_writer_attach(d->trace, d->spy, spy_proc_maps, d->spy);
+		trace_writer_attach(d->trace, learn, learn_proc_maps, learn);
 		g_message("recording a trace to %s", path);
 		return;
 	}
@@ -482,49 +477,25 @@ close_trace(Daemon *d)
 
 	if (!d->trace)
 		return;
-	trace_writer_detach(d->trace, d->spy);
+	trace_writer_detach(d->trace, cycle_get_learn(d->cycle));
 	if (!trace_writer_close(g_steal_pointer(&d->trace), &error))
 		g_warning("cannot finish the trace: %s", error->message);
 }
 
-/* First half of a cycle: scan (and record it). */
-static void
-run_tick(Daemon *d)
-{
-	g_autoptr(GError) error = NULL;
-	gint64 mark;
-
-	if (!d->conf->doscan)
-		return;
-	mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
-	if (!spy_scan(d->spy, d->model, d->conf, d->model->time, &error)) {
-		g_warning("scan failed: %s", error->message);
-		stage_add(d, STAGE_SCAN, &mark);
-		return;
-	}
-	if (d->trace) {
-		ProcMemstat mem;
-		gboolean have_mem = proc_get_memstat(&mem, NULL);
-
-		if (!trace_writer_scan_model(d->trace, d->model, d->model->time,
-					     have_mem ? &mem : NULL, &error))
-			stop_trace(d, error);
-	}
-	stage_add(d, STAGE_SCAN, &mark);
-}
+/* ---- the two timers ---- */
 
 static gboolean
 on_update(gpointer user_data)
 {
 	Daemon *d = user_data;
-	guint half = (guint)(d->conf->cycle / 2);
 
 	d->cycle_source = 0;
-	run_update(d);
-	/* Model time only runs while the model is watching. */
-	if (d->conf->doscan)
-		d->model->time += (gint64)(d->conf->cycle - half);
-	schedule_tick(d, (guint)d->conf->cycle - half);
+	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	cycle_update_half(d->cycle);
+	d->selected_maps = cycle_get_prediction(d->cycle)->selected_maps;
+	d->selected_kb = cycle_get_prediction(d->cycle)->selected_kb;
+	d->cycles = cycle_get_count(d->cycle);
+	schedule_tick(d, (guint)d->conf->cycle - (guint)(d->conf->cycle / 2));
 	return G_SOURCE_REMOVE;
 }
 
@@ -535,9 +506,8 @@ on_tick(gpointer user_data)
 	guint half = (guint)(d->conf->cycle / 2);
 
 	d->cycle_source = 0;
-	run_tick(d);
-	if (d->conf->doscan)
-		d->model->time += half;
+	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	cycle_scan_half(d->cycle);
 	/*
 	 * A 1-second cycle has a half of 0 whole seconds (the model clock
 	 * counts whole seconds, so the update still adds the full second).
@@ -622,7 +592,7 @@ on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 		d->model->dirty = TRUE;
 	}
 	if (d->conf->doscan && d->conf->learnexec)
-		spy_saw_exec(d->spy, d->model, d->conf, path);
+		scan_saw_exec(cycle_get_scan(d->cycle), d->model, d->conf, path);
 }
 
 static void
@@ -630,8 +600,10 @@ on_watch_learned(const char *exe, GArray *ranges, gpointer user_data)
 {
 	Daemon *d = user_data;
 
-	if (d->conf->doscan)
-		spy_learned_files(d->spy, d->model, d->conf, exe, ranges, d->model->time);
+	if (d->conf->doscan &&
+	    learn_read_set(cycle_get_learn(d->cycle), d->model, d->conf, exe, ranges,
+			   d->model->time) == LEARN_READ_TOO_SMALL)
+		scan_forget_exec(cycle_get_scan(d->cycle), exe);
 }
 
 /*
@@ -657,7 +629,7 @@ start_watch(Daemon *d)
 		g_info("%s", watch_describe(d->watch));
 	}
 	/* Starts are counted where they are seen first. */
-	spy_set_count_starts(d->spy, d->watch == NULL);
+	learn_set_count_starts(cycle_get_learn(d->cycle), d->watch == NULL);
 }
 
 /* Two prefix lists alike; NULL is the empty list. */
@@ -731,6 +703,7 @@ reload(Daemon *d)
 
 		conf_free(d->conf);
 		d->conf = conf;
+		cycle_set_conf(d->cycle, conf);
 		if (restart_watch)
 			start_watch(d);
 	}
@@ -1033,16 +1006,12 @@ apply_nice(int increment)
 		g_info("cannot change the nice value: %s, ignoring", g_strerror(errno));
 }
 
-/* --once: one full cycle against the real /proc, then save and exit. */
+/* --once: one full cycle against /proc, then save and exit. */
 static void
 run_once(Daemon *d)
 {
-	guint half = (guint)(d->conf->cycle / 2);
-
-	run_tick(d);
-	d->model->time += half;
-	run_update(d);
-	d->model->time += (gint64)(d->conf->cycle - half);
+	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	cycle_run(d->cycle);
 	readahead_wait();
 }
 
@@ -1117,7 +1086,17 @@ main(int argc, char **argv)
 	}
 
 	d->model = load_state(d->opts.statefile);
-	d->spy = spy_new();
+	{
+		const CycleSources sources = {
+			.scan = daemon_scan,
+			.plan = daemon_plan,
+			.reader = &daemon_reader,
+			.stage_done = daemon_stage_done,
+			.data = d,
+		};
+
+		d->cycle = cycle_new(d->model, d->conf, &sources);
+	}
 	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
 		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
@@ -1151,7 +1130,7 @@ out:
 	g_free(d->watch_off);
 	if (d->loop)
 		g_main_loop_unref(d->loop);
-	spy_free(d->spy);
+	cycle_free(d->cycle);
 	model_free(d->model);
 	conf_free(d->conf);
 	if (d->signal_fd >= 0)

@@ -47,8 +47,8 @@ struct TraceWriter {
 	GError *failure;      /* first error; nothing is written after it */
 
 	/* the wrapped maps source, while attached */
-	Spy *spy;
-	SpyMapsFunc inner;
+	Learn *learn;
+	LearnMapsFunc inner;
 	gpointer inner_data;
 };
 
@@ -153,8 +153,8 @@ trace_writer_free(TraceWriter *tw)
 {
 	if (!tw)
 		return;
-	if (tw->spy)
-		trace_writer_detach(tw, tw->spy);
+	if (tw->learn)
+		trace_writer_detach(tw, tw->learn);
 	if (tw->fp)
 		(void)fclose(tw->fp);
 	g_free(tw->path);
@@ -364,9 +364,9 @@ trace_writer_maps_failed(TraceWriter *tw, const char *exe_path, const GError *fa
 }
 
 /*
- * The maps source the spy calls while a writer is attached. Write errors
+ * The maps source learn calls while a writer is attached. Write errors
  * are kept in the writer (the next trace_writer_scan() reports them): the
- * spy must get exactly what the real source returned.
+ * learn must get exactly what the real source returned.
  */
 static gboolean
 writer_tee_maps(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data,
@@ -392,26 +392,26 @@ writer_tee_maps(pid_t pid, const char *exe_path, GArray *maps, gpointer user_dat
 }
 
 void
-trace_writer_attach(TraceWriter *tw, Spy *spy, SpyMapsFunc inner, gpointer inner_data)
+trace_writer_attach(TraceWriter *tw, Learn *learn, LearnMapsFunc inner, gpointer inner_data)
 {
 	g_return_if_fail(tw != NULL);
-	g_return_if_fail(spy != NULL);
-	g_return_if_fail(tw->spy == NULL);
+	g_return_if_fail(learn != NULL);
+	g_return_if_fail(tw->learn == NULL);
 
-	tw->spy = spy;
+	tw->learn = learn;
 	tw->inner = inner;
 	tw->inner_data = inner_data;
-	spy_set_maps_source(spy, writer_tee_maps, tw);
+	learn_set_maps_source(learn, writer_tee_maps, tw);
 }
 
 void
-trace_writer_detach(TraceWriter *tw, Spy *spy)
+trace_writer_detach(TraceWriter *tw, Learn *learn)
 {
 	g_return_if_fail(tw != NULL);
-	g_return_if_fail(spy != NULL && spy == tw->spy);
+	g_return_if_fail(learn != NULL && learn == tw->learn);
 
-	spy_set_maps_source(spy, tw->inner, tw->inner_data);
-	tw->spy = NULL;
+	learn_set_maps_source(learn, tw->inner, tw->inner_data);
+	tw->learn = NULL;
 	tw->inner = NULL;
 	tw->inner_data = NULL;
 }

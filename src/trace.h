@@ -7,12 +7,12 @@
  * a header with the format version and the cycle, then one line per
  * record. A scan record holds the model time of the scan, the memory
  * figures and the executables seen running; a maps record holds what the
- * spy's maps source returned for a new executable (or that it failed).
+ * learn stage's maps source returned for a new executable (or that it failed).
  * Paths are written once each, as file:// URIs, and referred to by
  * number afterwards, so any byte in a path survives and a long trace
  * stays small.
  *
- * The daemon records by wrapping the spy's maps source with the writer
+ * The daemon records by wrapping learn's maps source with the writer
  * (trace_writer_attach) and by one trace_writer_scan_model() call after
  * each scan. The writer never stops the daemon: the first write error is
  * kept and returned by every later call, and nothing more is written.
@@ -23,7 +23,7 @@
 
 #include "model.h"
 #include "proc.h"
-#include "spy.h"
+#include "learn.h"
 
 #define TRACE_FORMAT_VERSION 1
 
@@ -91,12 +91,12 @@ gboolean trace_writer_maps_failed(TraceWriter *tw, const char *exe_path,
 				  const GError *failure, GError **error);
 
 /*
- * Puts the writer between the spy and its maps source: every call is
+ * Puts the writer between learn and its maps source: every call is
  * passed on to `inner` (NULL: proc_read_maps) and its result recorded.
  * trace_writer_detach() puts `inner` back; do it before freeing tw.
  */
-void trace_writer_attach(TraceWriter *tw, Spy *spy, SpyMapsFunc inner, gpointer inner_data);
-void trace_writer_detach(TraceWriter *tw, Spy *spy);
+void trace_writer_attach(TraceWriter *tw, Learn *learn, LearnMapsFunc inner, gpointer inner_data);
+void trace_writer_detach(TraceWriter *tw, Learn *learn);
 
 /* Scan records written so far. */
 guint64 trace_writer_get_scans(const TraceWriter *tw);

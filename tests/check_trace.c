@@ -621,7 +621,7 @@ START_TEST(test_known_maps)
 }
 END_TEST
 
-/* ---- the tee between the spy and its maps source ---- */
+/* ---- the tee between learn and its maps source ---- */
 
 typedef struct FakeSource {
 	guint calls;
@@ -644,23 +644,23 @@ fake_maps(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data, GEr
 }
 
 static void
-scan_and_update(Spy *spy, Model *model, const Conf *conf, gint64 now,
+scan_and_update(Scan *scan, Learn *learn, Model *model, const Conf *conf, gint64 now,
 		const pid_t *pids, const char *const *exes, guint n)
 {
-	spy_begin_scan(spy, model, now);
+	scan_begin(scan, model, now);
 	for (guint i = 0; i < n; i++)
-		spy_saw_process(spy, model, conf, pids[i], exes[i]);
-	spy_end_scan(spy, model, now);
-	spy_update_model(spy, model, conf, now + 10);
+		scan_saw_process(scan, model, conf, pids[i], exes[i]);
+	scan_end(scan, model, now);
+	learn_update(learn, scan, model, conf, now + 10);
 }
 
 /*
- * The daemon's recording: the writer wraps the spy's maps source. Both
+ * The daemon's recording: the writer wraps learn's maps source. Both
  * exes are new at the first scan, so the scan line lists nothing (the
  * model runs nothing yet) and the update asks the source for both: a's
- * maps and b's failure are recorded in the order the spy asked, and the
- * spy gets the same answers (a is then too small, 4 KB, b is gone).
- * Detached, the writer records nothing more and the spy calls its source
+ * maps and b's failure are recorded in the order learn asked, and the
+ * learn gets the same answers (a is then too small, 4 KB, b is gone).
+ * Detached, the writer records nothing more and learn calls its source
  * directly.
  */
 START_TEST(test_tee_maps_source)
@@ -668,7 +668,8 @@ START_TEST(test_tee_maps_source)
 	g_autofree char *path = g_build_filename(tmpdir, "tee.trace", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(Model) model = model_new();
-	g_autoptr(Spy) spy = spy_new();
+	g_autoptr(Scan) scan = scan_new();
+	g_autoptr(Learn) learn = learn_new();
 	g_autoptr(Conf) conf = conf_new();
 	g_autofree char *text = NULL;
 	FakeSource fake = { 0 };
@@ -679,19 +680,19 @@ START_TEST(test_tee_maps_source)
 	TraceWriter *tw;
 
 	tw = trace_writer_open(path, 20, &error);
-	trace_writer_attach(tw, spy, fake_maps, &fake);
-	spy_begin_scan(spy, model, 0);
+	trace_writer_attach(tw, learn, fake_maps, &fake);
+	scan_begin(scan, model, 0);
 	for (guint i = 0; i < 2; i++)
-		spy_saw_process(spy, model, conf, pids[i], exes[i]);
-	spy_end_scan(spy, model, 0);
+		scan_saw_process(scan, model, conf, pids[i], exes[i]);
+	scan_end(scan, model, 0);
 	ck_assert(trace_writer_scan_model(tw, model, 0, NULL, &error));
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(fake.calls, 2);
-	ck_assert_uint_eq(spy_get_stats(spy)->gone, 1);
+	ck_assert_uint_eq(learn_get_stats(learn)->gone, 1);
 	ck_assert(g_hash_table_contains(model->bad_exes, "/usr/bin/a"));
 
-	trace_writer_detach(tw, spy);
-	scan_and_update(spy, model, conf, 20, pids2, exes2, 1);
+	trace_writer_detach(tw, learn);
+	scan_and_update(scan, learn, model, conf, 20, pids2, exes2, 1);
 	ck_assert_uint_eq(fake.calls, 3);
 	ck_assert(trace_writer_close(tw, &error));
 
@@ -708,23 +709,24 @@ START_TEST(test_tee_maps_source)
 }
 END_TEST
 
-/* Freeing an attached writer puts the spy's source back first. */
+/* Freeing an attached writer puts learn's source back first. */
 START_TEST(test_free_detaches)
 {
 	g_autofree char *path = g_build_filename(tmpdir, "f.trace", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(Model) model = model_new();
-	g_autoptr(Spy) spy = spy_new();
+	g_autoptr(Scan) scan = scan_new();
+	g_autoptr(Learn) learn = learn_new();
 	g_autoptr(Conf) conf = conf_new();
 	FakeSource fake = { 0 };
 	const pid_t pids[] = { 100 };
 	const char *exes[] = { "/usr/bin/a" };
 	TraceWriter *tw = trace_writer_open(path, 20, &error);
 
-	trace_writer_attach(tw, spy, fake_maps, &fake);
+	trace_writer_attach(tw, learn, fake_maps, &fake);
 	trace_writer_free(tw);
 	/* Under ASan a call into the freed writer would be caught here. */
-	scan_and_update(spy, model, conf, 0, pids, exes, 1);
+	scan_and_update(scan, learn, model, conf, 0, pids, exes, 1);
 	ck_assert_uint_eq(fake.calls, 1);
 }
 END_TEST

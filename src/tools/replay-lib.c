@@ -9,15 +9,16 @@
  * The executables seen by the scan are the ones the scan line lists and
  * the ones a maps line names: the daemon lists only executables its
  * model knows, and the new ones show up through their maps. Each cycle
- * runs exactly what the daemon's two timers run:
+ * runs the daemon's own cycle (cycle.h), both halves:
  *
- *   T             spy_begin_scan, spy_saw_process per exe, spy_end_scan
- *   T + cycle/2   spy_update_model, then prophet_score and prophet_select
+ *   T             the scan: the trace's executables instead of /proc
+ *   T + cycle/2   learn, then the prediction, with the trace's memory
  *
- * with T the trace's time minus the first scan's time (the model starts
- * empty, like a daemon started with the trace). The maps source answers
- * from the maps lines read so far, the latest for each executable; no
- * readahead happens.
+ * with T, the cycle's clock, the trace's time minus the first scan's time
+ * (the model starts empty, like a daemon started with the trace). The
+ * maps source answers from the maps lines read so far, the latest for
+ * each executable; a recorder stands in for the readahead and keeps the
+ * selection for scoring.
  *
  * Scoring follows the thesis: when an executable the model knows starts
  * at cycle k, each of its maps counts as a hit if the selection of cycle
@@ -35,16 +36,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "cycle.h"
 #include "model.h"
 #include "proc.h"
 #include "prophet.h"
-#include "spy.h"
 #include "state.h"
 
 /*
- * The daemon's spy reads only map files that are regular files on this
- * machine (lstat). A replay has none of the traced machine's files, so it
- * accepts them all (spy_set_file_check).
+ * The daemon's learn stage reads only map files that are regular files on
+ * this machine (lstat). A replay has none of the traced machine's files,
+ * so it accepts them all (learn_set_file_check).
  */
 #define FIRST_PID 1000
 #define FIRST_ADDRESS G_GUINT64_CONSTANT(0x400000)
@@ -60,7 +61,7 @@ typedef struct MapsEntry {
 } MapsEntry;
 
 /* One cycle of the trace, copied out of the reader. */
-typedef struct Cycle {
+typedef struct TraceCycle {
 	gboolean valid;
 	guint64 line;
 	gint64 time;
@@ -70,15 +71,16 @@ typedef struct Cycle {
 	GHashTable *running_set;
 	GPtrArray *maps;      /* MapsEntry *, for maps_exes, applied before the update */
 	GPtrArray *maps_exes; /* const char *, interned */
-} Cycle;
+} TraceCycle;
 
 typedef struct Replay {
 	const ReplayOptions *options;
 	TraceReader *tr;
 	Conf *conf;
 	Model *model;
-	Spy *spy;
-	gint64 half;          /* the update's offset in the cycle */
+	Cycle *cycle;         /* the daemon's cycle, on the sources below */
+	const TraceCycle *cur;  /* the trace's cycle being run */
+	const TraceCycle *next; /* the one after it, for the plan */
 
 	GHashTable *maps_table;   /* exe path -> MapsEntry * */
 	GHashTable *pids;         /* exe path -> fake pid */
@@ -86,7 +88,7 @@ typedef struct Replay {
 
 	/* the trace's scan line read while collecting the previous cycle */
 	gboolean have_scan;
-	Cycle scan;
+	TraceCycle scan;
 
 	/* what cycle k-1 left for scoring cycle k */
 	gboolean have_prev;
@@ -116,7 +118,7 @@ maps_entry_free(gpointer data)
 }
 
 static void
-cycle_init(Cycle *c)
+trace_cycle_init(TraceCycle *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->running = g_ptr_array_new();
@@ -126,7 +128,7 @@ cycle_init(Cycle *c)
 }
 
 static void
-cycle_clear(Cycle *c)
+trace_cycle_clear(TraceCycle *c)
 {
 	g_clear_pointer(&c->running, g_ptr_array_unref);
 	g_clear_pointer(&c->running_set, g_hash_table_unref);
@@ -135,7 +137,7 @@ cycle_clear(Cycle *c)
 }
 
 static void
-cycle_reset(Cycle *c)
+trace_cycle_reset(TraceCycle *c)
 {
 	c->valid = FALSE;
 	g_ptr_array_set_size(c->running, 0);
@@ -145,29 +147,29 @@ cycle_reset(Cycle *c)
 }
 
 static void
-cycle_add_running(Cycle *c, const char *path)
+trace_cycle_add_running(TraceCycle *c, const char *path)
 {
 	if (g_hash_table_add(c->running_set, (gpointer)path))
 		g_ptr_array_add(c->running, (gpointer)path);
 }
 
 static void
-cycle_take_scan(Cycle *c, const TraceRecord *rec)
+trace_cycle_take_scan(TraceCycle *c, const TraceRecord *rec)
 {
-	cycle_reset(c);
+	trace_cycle_reset(c);
 	c->valid = TRUE;
 	c->line = rec->line;
 	c->time = rec->time;
 	c->mem_known = rec->mem_known;
 	c->mem = rec->mem;
 	for (guint i = 0; i < rec->exes->len; i++)
-		cycle_add_running(c, g_ptr_array_index(rec->exes, i));
+		trace_cycle_add_running(c, g_ptr_array_index(rec->exes, i));
 }
 
 static void
-cycle_swap(Cycle *a, Cycle *b)
+trace_cycle_swap(TraceCycle *a, TraceCycle *b)
 {
-	Cycle tmp = *a;
+	TraceCycle tmp = *a;
 
 	*a = *b;
 	*b = tmp;
@@ -195,25 +197,25 @@ maps_entry_from_record(const TraceRecord *rec)
  * (not written by the daemon, but harmless) go straight to the table.
  */
 static gboolean
-read_cycle(Replay *r, Cycle *c, GError **error)
+read_cycle(Replay *r, TraceCycle *c, GError **error)
 {
 	const TraceRecord *rec;
 
-	cycle_reset(c);
+	trace_cycle_reset(c);
 	while (!r->have_scan) {
 		if (!trace_reader_next(r->tr, &rec, error))
 			return FALSE;
 		if (!rec)
 			return TRUE;
 		if (rec->type == TRACE_RECORD_SCAN) {
-			cycle_take_scan(&r->scan, rec);
+			trace_cycle_take_scan(&r->scan, rec);
 			r->have_scan = TRUE;
 		} else {
 			g_hash_table_replace(r->maps_table, (gpointer)rec->exe,
 					     maps_entry_from_record(rec));
 		}
 	}
-	cycle_swap(c, &r->scan);
+	trace_cycle_swap(c, &r->scan);
 	r->have_scan = FALSE;
 
 	for (;;) {
@@ -222,17 +224,17 @@ read_cycle(Replay *r, Cycle *c, GError **error)
 		if (!rec)
 			return TRUE;
 		if (rec->type == TRACE_RECORD_SCAN) {
-			cycle_take_scan(&r->scan, rec);
+			trace_cycle_take_scan(&r->scan, rec);
 			r->have_scan = TRUE;
 			return TRUE;
 		}
 		g_ptr_array_add(c->maps, maps_entry_from_record(rec));
 		g_ptr_array_add(c->maps_exes, (gpointer)rec->exe);
-		cycle_add_running(c, rec->exe);
+		trace_cycle_add_running(c, rec->exe);
 	}
 }
 
-/* ---- the spy's view of the trace ---- */
+/* ---- the cycle's view of the trace ---- */
 
 static gboolean
 replay_maps_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data,
@@ -546,7 +548,7 @@ score_starts(Replay *r, GPtrArray *starting)
 
 /* Starts at this cycle: scored if the model knew the exe at k-1. */
 static void
-find_starts(Replay *r, const Cycle *c, GPtrArray *starts, GPtrArray *scored)
+find_starts(Replay *r, const TraceCycle *c, GPtrArray *starts, GPtrArray *scored)
 {
 	for (guint i = 0; i < c->running->len; i++) {
 		const char *path = g_ptr_array_index(c->running, i);
@@ -565,7 +567,7 @@ find_starts(Replay *r, const Cycle *c, GPtrArray *starts, GPtrArray *scored)
 
 /* Whether the next cycle has a start to score against this cycle's prediction. */
 static gboolean
-next_has_scored_start(Replay *r, const Cycle *cur, const Cycle *next)
+next_has_scored_start(Replay *r, const TraceCycle *cur, const TraceCycle *next)
 {
 	if (!next || !next->valid)
 		return FALSE;
@@ -582,15 +584,77 @@ next_has_scored_start(Replay *r, const Cycle *cur, const Cycle *next)
 	return FALSE;
 }
 
+/* ---- the sources of the daemon's cycle ---- */
+
+/* The scan: the executables of the trace's cycle, each as one process. */
+static gboolean
+replay_scan(gpointer data, Scan *scan, Model *model, const Conf *conf, gint64 now,
+	    GError **error)
+{
+	Replay *r = data;
+
+	(void)error;
+	scan_begin(scan, model, now);
+	for (guint i = 0; i < r->cur->running->len; i++) {
+		const char *path = g_ptr_array_index(r->cur->running, i);
+
+		scan_saw_process(scan, model, conf, pid_of(r, path), path);
+	}
+	scan_end(scan, model, now);
+	return TRUE;
+}
+
+/*
+ * The budget: fixed, or from the trace's latest memory figures. Predicts
+ * every cycle if asked, else only before a cycle with a start to score.
+ */
+static void
+replay_plan(gpointer data, const Conf *conf, CyclePlan *plan)
+{
+	Replay *r = data;
+	guint64 budget;
+
+	if (r->options->budget_kb >= 0)
+		budget = (guint64)r->options->budget_kb;
+	else
+		budget = r->have_mem ? prophet_budget_kb(conf, &r->mem) : 0;
+	r->result->budget_kb_sum += budget;
+	r->result->budget_kb_min = r->result->scans == 0 ? budget
+				   : MIN(r->result->budget_kb_min, budget);
+	r->result->budget_kb_max = MAX(r->result->budget_kb_max, budget);
+	r->prev_budget = budget;
+
+	g_hash_table_remove_all(r->prev_selection);
+	r->prev_predicted = r->options->every_cycle || next_has_scored_start(r, r->cur, r->next);
+	if (r->prev_predicted)
+		r->result->predictions++;
+	plan->predict = r->prev_predicted;
+	plan->read = TRUE;
+	plan->budget_kb = budget;
+}
+
+/* The recorder in place of the readahead: the selection, for scoring at k+1. */
+static CycleRead
+replay_record(gpointer data, GPtrArray *maps, const Conf *conf)
+{
+	Replay *r = data;
+
+	(void)conf;
+	for (guint i = 0; i < maps->len; i++)
+		g_hash_table_add(r->prev_selection, g_ptr_array_index(maps, i));
+	return CYCLE_READ_RECORDED;
+}
+
+static const CycleReader replay_recorder = { replay_record };
+
 /* ---- the cycle ---- */
 
 static void
-run_cycle(Replay *r, Cycle *c, const Cycle *next)
+run_cycle(Replay *r, TraceCycle *c, const TraceCycle *next)
 {
 	g_autoptr(GPtrArray) starts = g_ptr_array_new();
 	g_autoptr(GPtrArray) scored = g_ptr_array_new();
 	gint64 t;
-	guint64 budget;
 
 	if (r->result->scans == 0)
 		r->t0 = c->time;
@@ -620,52 +684,25 @@ run_cycle(Replay *r, Cycle *c, const Cycle *next)
 		c->maps->pdata[i] = NULL;   /* now owned by the table */
 	}
 
-	/* 3. The scan at T, 4. the update at T + cycle/2, as the daemon's timers. */
-	r->model->time = t;
-	spy_begin_scan(r->spy, r->model, t);
-	for (guint i = 0; i < c->running->len; i++) {
-		const char *path = g_ptr_array_index(c->running, i);
-
-		spy_saw_process(r->spy, r->model, r->conf, pid_of(r, path), path);
-	}
-	spy_end_scan(r->spy, r->model, t);
-	r->model->time = t + r->half;
-	spy_update_model(r->spy, r->model, r->conf, t + r->half);
-
-	/* 5. The prediction, with this cycle's memory figures. */
+	/* 3. The scan at T, 4. learn and the prediction at T + cycle/2:
+	 *    the daemon's cycle, on the sources of the trace. */
 	if (c->mem_known) {
 		r->mem = c->mem;
 		r->have_mem = TRUE;
 	}
-	if (r->options->budget_kb >= 0)
-		budget = (guint64)r->options->budget_kb;
-	else
-		budget = r->have_mem ? prophet_budget_kb(r->conf, &r->mem) : 0;
-	r->result->budget_kb_sum += budget;
-	r->result->budget_kb_min = r->result->scans == 0 ? budget
-				   : MIN(r->result->budget_kb_min, budget);
-	r->result->budget_kb_max = MAX(r->result->budget_kb_max, budget);
-
-	g_hash_table_remove_all(r->prev_selection);
-	r->prev_predicted = r->options->every_cycle || next_has_scored_start(r, c, next);
+	r->cur = c;
+	r->next = next;
 	r->prev_selected_kb = 0;
-	if (r->prev_predicted) {
-		g_autoptr(GPtrArray) selected = NULL;
-
-		prophet_score(r->model, r->conf);
-		selected = prophet_select(r->model, budget, &r->prev_selected_kb);
-		for (guint i = 0; i < selected->len; i++)
-			g_hash_table_add(r->prev_selection, g_ptr_array_index(selected, i));
-		r->result->predictions++;
-	}
+	r->model->time = t;
+	cycle_run(r->cycle);
+	if (r->prev_predicted)
+		r->prev_selected_kb = cycle_get_prediction(r->cycle)->selected_kb;
 
 	/* 6. What cycle k+1 is scored against. */
 	g_hash_table_remove_all(r->prev_running);
 	for (guint i = 0; i < c->running->len; i++)
 		g_hash_table_add(r->prev_running, g_ptr_array_index(c->running, i));
-	r->prev_budget = budget;
 	r->have_prev = TRUE;
-	r->model->time = t + r->conf->cycle;
 	r->result->scans++;
 }
 
@@ -675,9 +712,16 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	g_autoptr(GError) local = NULL;
 	g_autoptr(Conf) conf = NULL;
 	g_autoptr(Model) model = NULL;
-	g_autoptr(Spy) spy = NULL;
+	g_autoptr(Cycle) cycle = NULL;
 	Replay r = { 0 };
-	Cycle cur, next;
+	const CycleSources sources = {
+		.scan = replay_scan,
+		.plan = replay_plan,
+		.reader = &replay_recorder,
+		.data = &r,
+	};
+	Learn *learn;
+	TraceCycle cur, next;
 	gboolean ok = TRUE;
 
 	g_return_val_if_fail(tr != NULL, FALSE);
@@ -688,27 +732,30 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	conf = conf_copy(options->conf);
 	/* The trace's cycle is the one its times follow. */
 	conf->cycle = trace_reader_get_cycle(tr);
+	/* A replay watches and predicts whatever the configuration says. */
+	conf->doscan = TRUE;
+	conf->dopredict = TRUE;
 	model = model_new();
-	spy = spy_new();
+	cycle = cycle_new(model, conf, &sources);
+	learn = cycle_get_learn(cycle);
 
 	r.options = options;
 	r.tr = tr;
 	r.conf = conf;
 	r.model = model;
-	r.spy = spy;
-	r.half = conf->cycle / 2;
+	r.cycle = cycle;
 	r.result = result;
 	r.maps_table = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, maps_entry_free);
 	r.pids = g_hash_table_new(g_str_hash, g_str_equal);
 	r.start_counts = g_hash_table_new(g_str_hash, g_str_equal);
 	r.prev_running = g_hash_table_new(g_str_hash, g_str_equal);
 	r.prev_selection = g_hash_table_new(NULL, NULL);
-	cycle_init(&r.scan);
-	cycle_init(&cur);
-	cycle_init(&next);
+	trace_cycle_init(&r.scan);
+	trace_cycle_init(&cur);
+	trace_cycle_init(&next);
 
-	spy_set_maps_source(spy, replay_maps_source, &r);
-	spy_set_file_check(spy, accept_any_file, NULL);
+	learn_set_maps_source(learn, replay_maps_source, &r);
+	learn_set_file_check(learn, accept_any_file, NULL);
 	result->cycle = conf->cycle;
 
 	/* Two cycles in hand: the one to run and the one that scores it. */
@@ -720,7 +767,7 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 			next.valid = FALSE;
 		}
 		run_cycle(&r, &cur, &next);
-		cycle_swap(&cur, &next);
+		trace_cycle_swap(&cur, &next);
 	}
 
 	result->complete = ok && trace_reader_is_complete(tr);
@@ -731,11 +778,12 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	result->maps = g_hash_table_size(model->maps);
 	result->chains = model->n_chains;
 
-	/* The spy must not call back into r once r is gone. */
-	spy_set_maps_source(spy, NULL, NULL);
-	cycle_clear(&cur);
-	cycle_clear(&next);
-	cycle_clear(&r.scan);
+	/* The cycle must not call back into r once r is gone. */
+	learn_set_maps_source(learn, NULL, NULL);
+	g_clear_pointer(&cycle, cycle_free);
+	trace_cycle_clear(&cur);
+	trace_cycle_clear(&next);
+	trace_cycle_clear(&r.scan);
 	g_hash_table_unref(r.maps_table);
 	g_hash_table_unref(r.pids);
 	g_hash_table_unref(r.start_counts);

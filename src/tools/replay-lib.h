@@ -3,9 +3,10 @@
  * Replay: runs the daemon's model and predictor over a trace and scores
  * the predictions, for preload-replay.
  *
- * Every cycle of the trace is fed to the very same spy, model and prophet
- * code the daemon runs, with the maps source replaced by the trace and
- * the clock by the trace's times. At every start of a known executable
+ * Every cycle of the trace is run by the daemon's own cycle (cycle.h:
+ * scan, learn, predict), with the process list and the maps source
+ * replaced by the trace, the clock by the trace's times and the
+ * readahead by a recorder of the selection. At every start of a known executable
  * (running at cycle k, not at k-1) it counts how many of the executable's
  * maps, and how many of their bytes, were in the selection made at cycle
  * k-1: the hit ratio of Esfahbod's preload thesis. Two reference

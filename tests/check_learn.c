@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tests for src/spy.c: scans of a fake /proc whose maps point at real
+ * Tests for src/learn.c, driven through src/scan.c as the cycle drives
+ * them: scans of a fake /proc whose maps point at real
  * files in a temporary directory, and scripted scans (begin / saw / end)
  * at hand-picked model times, checked against hand-computed admissions,
  * bad exes, chain weights and running times.
@@ -10,7 +11,8 @@
 #include "testutil.h"
 #include "proc.h"
 #include "prophet.h"
-#include "spy.h"
+#include "learn.h"
+#include "scan.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -23,7 +25,8 @@ static char *root;        /* the temporary directory */
 static char *proc_dir;    /* ROOT/proc, the fake /proc */
 static Conf *conf;
 static Model *model;
-static Spy *spy;
+static Scan *scan;
+static Learn *learn;
 
 /* ROOT/rel, owned by the caller. */
 static char *
@@ -70,19 +73,29 @@ setup(void)
 	conf->autosave = 100;
 
 	model = model_new();
-	spy = spy_new();
+	scan = scan_new();
+	learn = learn_new();
 }
 
 static void
 teardown(void)
 {
-	g_clear_pointer(&spy, spy_free);
+	g_clear_pointer(&learn, learn_free);
+	g_clear_pointer(&scan, scan_free);
 	g_clear_pointer(&model, model_free);
 	g_clear_pointer(&conf, conf_free);
 	proc_set_root(NULL);
 	tu_rm_rf(root);
 	g_clear_pointer(&proc_dir, g_free);
 	g_clear_pointer(&root, g_free);
+}
+
+/* A read set, as the daemon hands it on: a too-small verdict forgets the exec event. */
+static void
+learn_files(const char *exe_path, const GArray *ranges, gint64 now)
+{
+	if (learn_read_set(learn, model, conf, exe_path, ranges, now) == LEARN_READ_TOO_SMALL)
+		scan_forget_exec(scan, exe_path);
 }
 
 /* One maps line for ROOT/rel (or an absolute path when rel starts with '/'). */
@@ -107,7 +120,7 @@ add_line(GString *maps, guint64 start, guint64 end, guint64 offset, const char *
 /*
  * A process in the fake /proc: PID/exe -> exe, PID/maps = maps. Like a
  * real process it maps its own executable: a line for it is added when
- * maps has none (tests/check_spy.c's exes mostly have no file, so that
+ * maps has none (tests/check_learn.c's exes mostly have no file, so that
  * line is then dropped as not a regular file and counts no bytes).
  */
 static void
@@ -142,11 +155,11 @@ remove_process(int pid)
 }
 
 static void
-scan(gint64 now)
+proc_scan(gint64 now)
 {
 	g_autoptr(GError) error = NULL;
 
-	ck_assert_msg(spy_scan(spy, model, conf, now, &error), "%s", error ? error->message : "");
+	ck_assert_msg(scan_proc(scan, model, conf, now, &error), "%s", error ? error->message : "");
 }
 
 static Exe *
@@ -188,7 +201,7 @@ START_TEST(test_admission)
 	g_autofree char *fifo = at("files/fifo");
 	g_autofree char *link = at("files/link.so");
 	g_autofree char *lib1 = at("files/lib1.so");
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 	BadExe *bad;
 	Exe *a;
 	Map *map;
@@ -225,12 +238,12 @@ START_TEST(test_admission)
 		add_process(500, skip, maps_b);                        /* !exeprefix */
 	}
 
-	scan(0);
-	ck_assert_uint_eq(stats->processes, 5);
-	ck_assert_uint_eq(stats->changed, 0);
+	proc_scan(0);
+	ck_assert_uint_eq(scan_get_stats(scan)->processes, 5);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 0);
 	ck_assert_ptr_null(lookup("bin/a"));   /* nothing admitted by the scan */
 
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(stats->admitted, 1);
 	ck_assert_uint_eq(stats->too_small, 1);
 	ck_assert_uint_eq(stats->gone, 0);
@@ -280,7 +293,7 @@ START_TEST(test_admission_touched)
 	g_autofree char *small = at("files/small.so");
 	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
 	guint64 base = 0x10000000;          /* aligned for any page size */
-	guint64 win = SPY_TOUCHED_WINDOW;   /* 64 KiB */
+	guint64 win = LEARN_TOUCHED_WINDOW;   /* 64 KiB */
 	Exe *a, *b;
 
 	make_file("bin/a", 4096);
@@ -305,8 +318,8 @@ START_TEST(test_admission_touched)
 		add_process(200, exe_b, maps->str);
 	}
 
-	scan(0);
-	spy_update_model(spy, model, conf, 10);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	b = lookup("bin/b");
 	ck_assert_ptr_nonnull(a);
@@ -337,15 +350,15 @@ START_TEST(test_admission_touched)
 		make_file("bin/c", 4096);
 		add_process(300, exe_c, maps->str);
 		tu_set_pagemap(proc_dir, 300, base / page, TU_PM_PRESENT);
-		scan(20);
-		spy_update_model(spy, model, conf, 30);
+		proc_scan(20);
+		learn_update(learn, scan, model, conf, 30);
 		ck_assert_uint_eq(lookup("bin/c")->exemaps->len, 3);
 		ck_assert_uint_eq(lookup("bin/c")->size, (4 << 20) + (1 << 20) + 4096);
 	}
 }
 END_TEST
 
-/* Of a map over SPY_TOUCHED_MAX long only the first SPY_TOUCHED_MAX bytes are looked up. */
+/* Of a map over LEARN_TOUCHED_MAX long only the first LEARN_TOUCHED_MAX bytes are looked up. */
 START_TEST(test_admission_touched_bounded)
 {
 	g_autoptr(GString) maps = g_string_new(NULL);
@@ -353,24 +366,24 @@ START_TEST(test_admission_touched_bounded)
 	g_autofree char *huge = at("files/huge.db");
 	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
 	guint64 base = 0x10000000;
-	guint64 win = SPY_TOUCHED_WINDOW;
+	guint64 win = LEARN_TOUCHED_WINDOW;
 	Exe *a;
 
 	make_file("bin/a", 4096);
 	make_file("files/huge.db", 4096);  /* a map may reach past the end of its file */
-	add_line(maps, base, base + 2 * SPY_TOUCHED_MAX, 0, "files/huge.db");
+	add_line(maps, base, base + 2 * LEARN_TOUCHED_MAX, 0, "files/huge.db");
 	add_process(100, exe_a, maps->str);
 	/* The last page looked up, and the first one past it. */
-	tu_set_pagemap(proc_dir, 100, (base + SPY_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
-	tu_set_pagemap(proc_dir, 100, (base + SPY_TOUCHED_MAX) / page, TU_PM_PRESENT);
-	tu_set_pagemap(proc_dir, 100, (base + 2 * SPY_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + LEARN_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + LEARN_TOUCHED_MAX) / page, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + 2 * LEARN_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
 
-	scan(0);
-	spy_update_model(spy, model, conf, 10);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	ck_assert_ptr_nonnull(a);
 	ck_assert_uint_eq(a->exemaps->len, 2);  /* the window, and the exe's own page */
-	ck_assert_ptr_nonnull(model_lookup_map(model, huge, SPY_TOUCHED_MAX - win, win));
+	ck_assert_ptr_nonnull(model_lookup_map(model, huge, LEARN_TOUCHED_MAX - win, win));
 	ck_assert_uint_eq(a->size, win + 4096);
 }
 END_TEST
@@ -388,9 +401,9 @@ START_TEST(test_shared_maps)
 	add_process(100, exe_a, maps);
 	add_process(101, exe_c, maps);
 
-	scan(0);
-	spy_update_model(spy, model, conf, 10);
-	ck_assert_uint_eq(spy_get_stats(spy)->admitted, 2);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
+	ck_assert_uint_eq(learn_get_stats(learn)->admitted, 2);
 	ck_assert_uint_eq(g_hash_table_size(model->maps), 1);
 	map = model_lookup_map(model, lib, 0, 0x8000);
 	ck_assert_ptr_nonnull(map);
@@ -445,13 +458,13 @@ START_TEST(test_bad_exe_expiry)
 	gint64 t;
 
 	src.per_exe = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	spy_set_maps_source(spy, counting_source, &src);
+	learn_set_maps_source(learn, counting_source, &src);
 	make_file("files/b.so", 20000);
 	add_process(200, exe_b, small);
 
-	scan(0);
-	spy_update_model(spy, model, conf, 10);
-	ck_assert_uint_eq(spy_get_stats(spy)->too_small, 1);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
+	ck_assert_uint_eq(learn_get_stats(learn)->too_small, 1);
 	ck_assert(is_bad("bin/b", &bad));
 	ck_assert_int_eq(bad->time, 10);
 	ck_assert_uint_eq(calls_for(&src, "bin/b"), 1);
@@ -466,11 +479,11 @@ START_TEST(test_bad_exe_expiry)
 	 * at 20, 40, ..., 120 skip it without reading its maps.
 	 */
 	for (t = 20; t <= 120; t += 20) {
-		scan(t);
-		ck_assert_uint_eq(spy_get_stats(spy)->processes, 1);
-		spy_update_model(spy, model, conf, t + 10);
-		ck_assert_uint_eq(spy_get_stats(spy)->too_small, 0);
-		ck_assert_uint_eq(spy_get_stats(spy)->admitted, 0);
+		proc_scan(t);
+		ck_assert_uint_eq(scan_get_stats(scan)->processes, 1);
+		learn_update(learn, scan, model, conf, t + 10);
+		ck_assert_uint_eq(learn_get_stats(learn)->too_small, 0);
+		ck_assert_uint_eq(learn_get_stats(learn)->admitted, 0);
 		ck_assert_uint_eq(calls_for(&src, "bin/b"), 1);
 		if (t + 10 <= 110)
 			ck_assert(is_bad("bin/b", NULL));
@@ -480,10 +493,10 @@ START_TEST(test_bad_exe_expiry)
 	ck_assert_ptr_null(lookup("bin/b"));
 
 	/* Seen again at 140, read again at 150, now big enough. */
-	scan(140);
-	spy_update_model(spy, model, conf, 150);
+	proc_scan(140);
+	learn_update(learn, scan, model, conf, 150);
 	ck_assert_uint_eq(calls_for(&src, "bin/b"), 2);
-	ck_assert_uint_eq(spy_get_stats(spy)->admitted, 1);
+	ck_assert_uint_eq(learn_get_stats(learn)->admitted, 1);
 	ck_assert_ptr_nonnull(lookup("bin/b"));
 	ck_assert_uint_eq(lookup("bin/b")->size, 12288);
 	ck_assert_int_eq(lookup("bin/b")->running_timestamp, 140);
@@ -498,30 +511,30 @@ START_TEST(test_gone_then_admitted)
 {
 	g_autofree char *exe_c = at("bin/c");
 	g_autofree char *maps = maps_line(0x1000, 0x9000, 0, "files/c.so");   /* 32768 */
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 	Exe *c;
 
 	make_file("files/c.so", 40000);
 	add_process(300, exe_c, maps);
-	scan(0);
+	proc_scan(0);
 	remove_process(300);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(stats->gone, 1);
 	ck_assert_uint_eq(stats->admitted, 0);
 	ck_assert_ptr_null(lookup("bin/c"));
 	ck_assert(!is_bad("bin/c", NULL));
 
 	/* Not running at 20: nothing to do. */
-	scan(20);
-	ck_assert_uint_eq(stats->processes, 0);
-	spy_update_model(spy, model, conf, 30);
+	proc_scan(20);
+	ck_assert_uint_eq(scan_get_stats(scan)->processes, 0);
+	learn_update(learn, scan, model, conf, 30);
 	ck_assert_uint_eq(stats->gone, 0);
 	ck_assert_uint_eq(stats->admitted, 0);
 
 	/* Runs again (another pid) at 40: admitted at 50 as of the scan. */
 	add_process(301, exe_c, maps);
-	scan(40);
-	spy_update_model(spy, model, conf, 50);
+	proc_scan(40);
+	learn_update(learn, scan, model, conf, 50);
 	ck_assert_uint_eq(stats->admitted, 1);
 	c = lookup("bin/c");
 	ck_assert_ptr_nonnull(c);
@@ -546,16 +559,16 @@ START_TEST(test_pid_reused_or_zombie)
 	g_autofree char *maps = maps_line(0x1000, 0x9000, 0, "files/c.so");   /* 32768 */
 	g_autofree char *other_maps = NULL;
 	g_autofree char *maps_path = g_strdup_printf("%s/300/maps", proc_dir);
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 
 	make_file("files/c.so", 40000);
 	add_process(300, exe_c, maps);
-	scan(0);
+	proc_scan(0);
 	/* pid 300 now runs another program that maps the same library. */
 	other_maps = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
 				     maps, other);
 	tu_write_file(maps_path, other_maps);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(stats->gone, 1);
 	ck_assert_uint_eq(stats->admitted, 0);
 	ck_assert_uint_eq(stats->too_small, 0);
@@ -563,22 +576,22 @@ START_TEST(test_pid_reused_or_zombie)
 	ck_assert(!is_bad("bin/c", NULL));
 
 	/* A zombie: empty maps. */
-	scan(20);
+	proc_scan(20);
 	tu_write_file(maps_path, "");
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	ck_assert_uint_eq(stats->gone, 1);
 	ck_assert_uint_eq(stats->too_small, 0);
 	ck_assert(!is_bad("bin/c", NULL));
 
 	/* The real thing again: admitted with 32768 bytes. */
-	scan(40);
+	proc_scan(40);
 	{
 		g_autofree char *full = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
 							maps, exe_c);
 
 		tu_write_file(maps_path, full);
 	}
-	spy_update_model(spy, model, conf, 50);
+	learn_update(learn, scan, model, conf, 50);
 	ck_assert_uint_eq(stats->admitted, 1);
 	ck_assert_uint_eq(lookup("bin/c")->size, 32768);
 }
@@ -607,9 +620,9 @@ START_TEST(test_file_check_hook)
 	add_line(maps, 0x1000, 0x5000, 0, "files/absent.so");     /* 16384 */
 	add_line(maps, 0x5000, 0x7000, 0x4000, "files/absent.so"); /* 8192, same path */
 	add_process(300, exe_c, maps->str);
-	spy_set_file_check(spy, accept_all, &asked);
-	scan(0);
-	spy_update_model(spy, model, conf, 10);
+	learn_set_file_check(learn, accept_all, &asked);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
 	c = lookup("bin/c");
 	ck_assert_ptr_nonnull(c);
 	/* absent.so twice (24576 bytes) plus the exe's own line, 4096. */
@@ -619,13 +632,13 @@ START_TEST(test_file_check_hook)
 	ck_assert_uint_eq(asked, 2);
 
 	/* NULL restores the lstat check: nothing d maps exists here. */
-	spy_set_file_check(spy, NULL, NULL);
+	learn_set_file_check(learn, NULL, NULL);
 	{
 		g_autofree char *exe_d = at("bin/d");
 
 		add_process(301, exe_d, maps->str);
-		scan(20);
-		spy_update_model(spy, model, conf, 30);
+		proc_scan(20);
+		learn_update(learn, scan, model, conf, 30);
 		ck_assert_ptr_null(lookup("bin/d"));
 		ck_assert(is_bad("bin/d", NULL));
 	}
@@ -660,14 +673,14 @@ scripted_source(pid_t pid, const char *exe_path, GArray *maps,
 static void
 scripted_scan(gint64 now, const char *const *names)
 {
-	spy_begin_scan(spy, model, now);
+	scan_begin(scan, model, now);
 	for (int i = 0; names[i]; i++) {
 		g_autofree char *rel = g_strconcat("bin/", names[i], NULL);
 		g_autofree char *path = at(rel);
 
-		spy_saw_process(spy, model, conf, 1000 + i, path);
+		scan_saw_process(scan, model, conf, 1000 + i, path);
 	}
-	spy_end_scan(spy, model, now);
+	scan_end(scan, model, now);
 }
 
 START_TEST(test_chain_weights)
@@ -677,7 +690,6 @@ START_TEST(test_chain_weights)
 	static const char *const only_b[] = { "b", NULL };
 	static const char *const none[] = { NULL };
 	static const char *const a_twice_b[] = { "a", "a", "b", NULL };
-	const SpyStats *stats = spy_get_stats(spy);
 	guint reads = 0;
 	Exe *a, *b;
 	Markov *m;
@@ -685,11 +697,11 @@ START_TEST(test_chain_weights)
 
 	make_file("files/a.so", 0x10000);
 	make_file("files/b.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 
 	/* 0: A runs. Admitted at 10, accounted 0..10. */
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	ck_assert_ptr_nonnull(a);
 	ck_assert_double_eq(a->time, 10.0);
@@ -700,8 +712,8 @@ START_TEST(test_chain_weights)
 	 * tau[1] = 20. Accounting 10..30: A 30, B 20, both 20.
 	 */
 	scripted_scan(20, a_b);
-	ck_assert_uint_eq(stats->changed, 0);
-	spy_update_model(spy, model, conf, 30);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 0);
+	learn_update(learn, scan, model, conf, 30);
 	b = lookup("bin/b");
 	ck_assert_ptr_nonnull(b);
 	ck_assert_uint_eq(a->chains->len, 1);
@@ -716,10 +728,10 @@ START_TEST(test_chain_weights)
 	/* 60: A stops. 3 -> 2 after 40 s: W[3][3] = W[3][2] = 1, tau[3] = 40.
 	 * Accounting 30..70: B 60, A stays 30, both stays 20. */
 	scripted_scan(60, only_b);
-	ck_assert_uint_eq(stats->changed, 1);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 1);
 	ck_assert(!exe_is_running(model, a));
 	ck_assert(exe_is_running(model, b));
-	spy_update_model(spy, model, conf, 70);
+	learn_update(learn, scan, model, conf, 70);
 	ck_assert_int_eq(a->change_timestamp, 60);
 	ck_assert_int_eq(m->state, MARKOV_B);
 	ck_assert_double_eq(a->time, 30.0);
@@ -729,9 +741,9 @@ START_TEST(test_chain_weights)
 	/* 80: B stops. 2 -> 0 after 20 s: W[2][2] = W[2][0] = 1, tau[2] = 20.
 	 * Accounting 70..90: nobody runs. */
 	scripted_scan(80, none);
-	ck_assert_uint_eq(stats->changed, 1);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 1);
 	ck_assert_uint_eq(model->running->len, 0);
-	spy_update_model(spy, model, conf, 90);
+	learn_update(learn, scan, model, conf, 90);
 	ck_assert_int_eq(m->state, MARKOV_NEITHER);
 	ck_assert_double_eq(b->time, 60.0);
 
@@ -741,10 +753,10 @@ START_TEST(test_chain_weights)
 	 * 90..150: A 90, B 120, both 80.
 	 */
 	scripted_scan(140, a_twice_b);
-	ck_assert_uint_eq(stats->processes, 3);
-	ck_assert_uint_eq(stats->changed, 2);
+	ck_assert_uint_eq(scan_get_stats(scan)->processes, 3);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 2);
 	ck_assert_uint_eq(model->running->len, 2);
-	spy_update_model(spy, model, conf, 150);
+	learn_update(learn, scan, model, conf, 150);
 	ck_assert_int_eq(m->state, MARKOV_BOTH);
 	ck_assert_int_eq(m->change_timestamp, 140);
 	ck_assert_double_eq(a->time, 90.0);
@@ -753,8 +765,8 @@ START_TEST(test_chain_weights)
 
 	/* 160: no change. Accounting 150..170: A 110, B 140, both 100. */
 	scripted_scan(160, a_b);
-	ck_assert_uint_eq(stats->changed, 0);
-	spy_update_model(spy, model, conf, 170);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 0);
+	learn_update(learn, scan, model, conf, 170);
 	ck_assert_double_eq(a->time, 110.0);
 	ck_assert_double_eq(b->time, 140.0);
 	ck_assert_double_eq(m->time, 100.0);
@@ -796,11 +808,11 @@ START_TEST(test_stop_and_new_same_scan)
 
 	make_file("files/a.so", 0x10000);
 	make_file("files/b.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	scripted_scan(20, only_b);
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 
 	a = lookup("bin/a");
 	ck_assert_int_eq(a->change_timestamp, 20);
@@ -829,28 +841,28 @@ START_TEST(test_raw_names_one_exe)
 	Exe *a;
 
 	make_file("files/a.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 
-	spy_begin_scan(spy, model, 0);
-	spy_saw_process(spy, model, conf, 10, path);
-	spy_saw_process(spy, model, conf, 11, deleted);
-	spy_saw_process(spy, model, conf, 12, prelink);
-	spy_saw_process(spy, model, conf, 13, "-");
-	spy_saw_process(spy, model, conf, 14, "");
-	spy_saw_process(spy, model, conf, 15, "/memfd:x (deleted)");
-	spy_saw_process(spy, model, conf, 16, skipped);
-	spy_end_scan(spy, model, 0);
-	ck_assert_uint_eq(spy_get_stats(spy)->processes, 7);
-	spy_update_model(spy, model, conf, 10);
+	scan_begin(scan, model, 0);
+	scan_saw_process(scan, model, conf, 10, path);
+	scan_saw_process(scan, model, conf, 11, deleted);
+	scan_saw_process(scan, model, conf, 12, prelink);
+	scan_saw_process(scan, model, conf, 13, "-");
+	scan_saw_process(scan, model, conf, 14, "");
+	scan_saw_process(scan, model, conf, 15, "/memfd:x (deleted)");
+	scan_saw_process(scan, model, conf, 16, skipped);
+	scan_end(scan, model, 0);
+	ck_assert_uint_eq(scan_get_stats(scan)->processes, 7);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(reads, 1);
 	ck_assert_uint_eq(g_hash_table_size(model->exes), 1);
 
 	/* Known now: the deleted name alone keeps it running, no change. */
 	a = lookup("bin/a");
-	spy_begin_scan(spy, model, 20);
-	spy_saw_process(spy, model, conf, 11, deleted);
-	spy_end_scan(spy, model, 20);
-	ck_assert_uint_eq(spy_get_stats(spy)->changed, 0);
+	scan_begin(scan, model, 20);
+	scan_saw_process(scan, model, conf, 11, deleted);
+	scan_end(scan, model, 20);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 0);
 	ck_assert(exe_is_running(model, a));
 	ck_assert_int_eq(a->running_timestamp, 20);
 	ck_assert_int_eq(a->update_time, 20);
@@ -864,7 +876,7 @@ START_TEST(test_source_errors)
 	g_autofree char *exe_c = at("bin/c");
 	g_autofree char *maps = maps_line(0x1000, 0x9000, 0, "files/c.so");
 	CountingSource src = { 0 };
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 
 	src.per_exe = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	src.fail_with = g_error_new_literal(PROC_ERROR, PROC_ERROR_IO, "permission denied");
@@ -872,9 +884,9 @@ START_TEST(test_source_errors)
 	add_process(300, exe_c, maps);
 
 	/* An I/O error: skipped, neither gone nor bad, retried next cycle. */
-	spy_set_maps_source(spy, counting_source, &src);
-	scan(0);
-	spy_update_model(spy, model, conf, 10);
+	learn_set_maps_source(learn, counting_source, &src);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(stats->gone, 0);
 	ck_assert_uint_eq(stats->too_small, 0);
 	ck_assert_uint_eq(stats->admitted, 0);
@@ -882,13 +894,13 @@ START_TEST(test_source_errors)
 	ck_assert_uint_eq(src.calls, 1);
 
 	/* A second update without a scan applies nothing again. */
-	spy_update_model(spy, model, conf, 12);
+	learn_update(learn, scan, model, conf, 12);
 	ck_assert_uint_eq(src.calls, 1);
 
 	/* NULL restores /proc, which reads the fake tree. */
-	spy_set_maps_source(spy, NULL, NULL);
-	scan(20);
-	spy_update_model(spy, model, conf, 30);
+	learn_set_maps_source(learn, NULL, NULL);
+	proc_scan(20);
+	learn_update(learn, scan, model, conf, 30);
 	ck_assert_uint_eq(src.calls, 1);
 	ck_assert_uint_eq(stats->admitted, 1);
 	ck_assert_uint_eq(lookup("bin/c")->size, 32768);
@@ -904,17 +916,17 @@ START_TEST(test_admitted_meanwhile)
 	guint reads = 0;
 	Exe *exe;
 
-	spy_set_maps_source(spy, scripted_source, &reads);
-	spy_begin_scan(spy, model, 0);
-	spy_saw_process(spy, model, conf, 10, path);
-	spy_end_scan(spy, model, 0);
+	learn_set_maps_source(learn, scripted_source, &reads);
+	scan_begin(scan, model, 0);
+	scan_saw_process(scan, model, conf, 10, path);
+	scan_end(scan, model, 0);
 
 	/* Someone (a state reload) adds it before the update. */
 	exe = exe_new(path, TRUE, 0);
 	model_add_exe(model, exe, 0, TRUE);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(reads, 0);
-	ck_assert_uint_eq(spy_get_stats(spy)->admitted, 0);
+	ck_assert_uint_eq(learn_get_stats(learn)->admitted, 0);
 	ck_assert_ptr_eq(lookup("bin/a"), exe);
 }
 END_TEST
@@ -927,17 +939,17 @@ START_TEST(test_changed_exe_removed_meanwhile)
 	Exe *a;
 
 	make_file("files/a.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	ck_assert_ptr_nonnull(a);
 
 	/* It stops, and is removed from the model before the update. */
 	scripted_scan(20, none);
-	ck_assert_uint_eq(spy_get_stats(spy)->changed, 1);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 1);
 	model_remove_exe(model, a);
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	ck_assert_uint_eq(g_hash_table_size(model->exes), 0);
 }
 END_TEST
@@ -951,14 +963,14 @@ START_TEST(test_scan_failure_keeps_model)
 	Exe *a;
 
 	make_file("files/a.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 
 	/* The listing fails: nothing may look stopped. */
 	proc_set_root(gone);
-	ck_assert(!spy_scan(spy, model, conf, 20, &error));
+	ck_assert(!scan_proc(scan, model, conf, 20, &error));
 	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_IO));
 	ck_assert(exe_is_running(model, a));
 	ck_assert_int_eq(model->last_running_timestamp, 0);
@@ -975,17 +987,17 @@ START_TEST(test_exeprefix_change)
 	Exe *a;
 
 	make_file("files/a.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 
 	reject = g_strdup_printf("!%s/bin/a", root);
 	set_list(&conf->exeprefix, reject);
 	scripted_scan(20, only_a);
-	ck_assert_uint_eq(spy_get_stats(spy)->changed, 1);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 1);
 	ck_assert(!exe_is_running(model, a));
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	ck_assert_int_eq(a->change_timestamp, 20);
 	/* Accounted 0..10 only. */
 	ck_assert_double_eq(a->time, 10.0);
@@ -1035,26 +1047,26 @@ exe_maps_file(const Exe *exe, const char *rel)
 /*
  * A known exe that starts again has its maps read again: new libraries
  * are added at once, one it no longer maps is removed after
- * SPY_MISSED_RUNS (3) runs without it.
+ * LEARN_MISSED_RUNS (3) runs without it.
  */
 START_TEST(test_refresh_maps)
 {
 	static const char *const only_a[] = { "a", NULL };
 	static const char *const none[] = { NULL };
 	g_autoptr(GPtrArray) files = g_ptr_array_new();
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 	Exe *a;
 	gint64 t = 0;
 
 	make_file("files/one.so", 0x10000);
 	make_file("files/two.so", 0x10000);
 	make_file("files/three.so", 0x10000);
-	spy_set_maps_source(spy, list_source, files);
+	learn_set_maps_source(learn, list_source, files);
 	g_ptr_array_add(files, (gpointer)"files/one.so");
 	g_ptr_array_add(files, (gpointer)"files/two.so");
 
 	scripted_scan(t, only_a);
-	spy_update_model(spy, model, conf, t + 10);
+	learn_update(learn, scan, model, conf, t + 10);
 	a = lookup("bin/a");
 	ck_assert_uint_eq(a->exemaps->len, 2);
 	ck_assert_uint_eq(a->size, 0x20000);
@@ -1063,7 +1075,7 @@ START_TEST(test_refresh_maps)
 	g_ptr_array_index(files, 1) = (gpointer)"files/three.so";
 	t += 20;
 	scripted_scan(t, only_a);
-	spy_update_model(spy, model, conf, t + 10);
+	learn_update(learn, scan, model, conf, t + 10);
 	ck_assert_uint_eq(stats->refreshed, 0);
 	ck_assert(!exe_maps_file(a, "files/three.so"));
 
@@ -1071,10 +1083,10 @@ START_TEST(test_refresh_maps)
 	for (int run = 1; run <= 3; run++) {
 		t += 20;
 		scripted_scan(t, none);
-		spy_update_model(spy, model, conf, t + 10);
+		learn_update(learn, scan, model, conf, t + 10);
 		t += 20;
 		scripted_scan(t, only_a);
-		spy_update_model(spy, model, conf, t + 10);
+		learn_update(learn, scan, model, conf, t + 10);
 		ck_assert_uint_eq(stats->refreshed, 1);
 		ck_assert_uint_eq(stats->maps_added, run == 1 ? 1 : 0);
 		ck_assert_uint_eq(stats->maps_removed, run == 3 ? 1 : 0);
@@ -1131,7 +1143,7 @@ START_TEST(test_exec_short_lived)
 	g_autofree char *cc_path = at("bin/cc");
 	g_autofree char *ghost_path = at("bin/ghost");
 	g_autofree char *skip_path = at("bin/skip/x");
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 	guint reads = 0;
 	Exe *make, *cc;
 	Markov *m;
@@ -1139,24 +1151,24 @@ START_TEST(test_exec_short_lived)
 	make_file("files/make.so", 0x10000);
 	make_file("files/cc.so", 0x4000);
 	make_file("files/hdr.h", 0x3000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 
 	scripted_scan(0, only_make);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	make = lookup("bin/make");
 	ck_assert_ptr_nonnull(make);
 
 	/* cc runs between the scans and is gone before the next one. */
-	spy_saw_exec(spy, model, conf, cc_path);
-	spy_saw_exec(spy, model, conf, ghost_path);   /* never admitted */
-	spy_saw_exec(spy, model, conf, skip_path);    /* exeprefix rejects it */
+	scan_saw_exec(scan, model, conf, cc_path);
+	scan_saw_exec(scan, model, conf, ghost_path);   /* never admitted */
+	scan_saw_exec(scan, model, conf, skip_path);    /* exeprefix rejects it */
 	add_range(ranges, "files/cc.so", 0, 0x4000);
 	add_range(ranges, "files/hdr.h", 0, 0x3000);
 	add_range(ranges, "/etc/passwd", 0, 0x1000);            /* mapprefix rejects */
 	add_range(ranges, "files/private/key", 0, 0x1000);      /* mapprefix rejects */
 	add_range(ranges, "files/missing", 0, 0x1000);          /* not a file */
-	spy_learned_files(spy, model, conf, cc_path, ranges, 12);
-	spy_learned_files(spy, model, conf, skip_path, ranges, 12);
+	learn_files( cc_path, ranges, 12);
+	learn_files( skip_path, ranges, 12);
 	ck_assert_ptr_null(model_lookup_exe(model, skip_path));
 
 	/* 0x4000 + 0x3000 = 28672 >= minsize 10000: admitted, not running yet. */
@@ -1174,13 +1186,13 @@ START_TEST(test_exec_short_lived)
 	scripted_scan(20, only_make);
 	ck_assert(exe_is_running(model, cc));
 	ck_assert(in_running(cc));
-	ck_assert_uint_eq(stats->changed, 1);
+	ck_assert_uint_eq(scan_get_stats(scan)->changed, 1);
 	ck_assert_ptr_null(lookup("bin/ghost"));
 	/*
 	 * cc's first run makes the chain, make's side since make started at
 	 * 0: 1 -> 3 at 20 after 20 s. Accounting 10..30: cc 20 s, both 20 s.
 	 */
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	ck_assert_uint_eq(model->n_chains, 1);
 	m = model_lookup_chain(model, make, cc);
 	ck_assert_ptr_nonnull(m);
@@ -1195,7 +1207,7 @@ START_TEST(test_exec_short_lived)
 	/* 40: no start since: cc stopped. 3 -> 1 after 20 s. */
 	scripted_scan(40, only_make);
 	ck_assert(!exe_is_running(model, cc));
-	spy_update_model(spy, model, conf, 50);
+	learn_update(learn, scan, model, conf, 50);
 	ck_assert_int_eq(m->state, MARKOV_A);
 	ck_assert_double_eq(m->weight[MARKOV_BOTH][MARKOV_A], 1);
 
@@ -1210,11 +1222,11 @@ START_TEST(test_exec_short_lived)
 
 	/* The ghost waited two scans for admission; admitted now, it has not run since. */
 	add_range(ranges, "files/cc.so", 0, 0x4000);
-	spy_learned_files(spy, model, conf, ghost_path, ranges, 52);
+	learn_files( ghost_path, ranges, 52);
 	ck_assert_ptr_nonnull(lookup("bin/ghost"));
 	scripted_scan(60, only_make);
 	ck_assert(!exe_is_running(model, lookup("bin/ghost")));
-	spy_update_model(spy, model, conf, 70);
+	learn_update(learn, scan, model, conf, 70);
 	ck_assert_uint_eq(reads, 1);
 }
 END_TEST
@@ -1230,8 +1242,8 @@ START_TEST(test_exec_learned_too_small_or_off)
 	add_range(ranges, "files/tiny.so", 0, 0x1000);
 
 	/* 4096 < minsize 10000: remembered as too small, with its size. */
-	spy_saw_exec(spy, model, conf, tiny);
-	spy_learned_files(spy, model, conf, tiny, ranges, 5);
+	scan_saw_exec(scan, model, conf, tiny);
+	learn_files( tiny, ranges, 5);
 	ck_assert_ptr_null(lookup("bin/tiny"));
 	ck_assert(is_bad("bin/tiny", &bad));
 	ck_assert_uint_eq(bad->size, 4096);
@@ -1243,7 +1255,7 @@ START_TEST(test_exec_learned_too_small_or_off)
 	/* learnexec off: an unknown program is not admitted from its reads. */
 	conf->learnexec = FALSE;
 	conf->minsize = 0;
-	spy_learned_files(spy, model, conf, off, ranges, 6);
+	learn_files( off, ranges, 6);
 	ck_assert_ptr_null(lookup("bin/off"));
 	ck_assert(!is_bad("bin/off", NULL));
 }
@@ -1261,18 +1273,18 @@ START_TEST(test_replaced_files)
 	g_autoptr(GPtrArray) files = g_ptr_array_new();
 	g_autofree char *one = at("files/one.so");
 	g_autofree char *two = at("files/two.so");
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 	Map *m1, *m2;
 	Exe *a;
 	struct stat st;
 
 	make_file("files/one.so", 0x10000);
 	make_file("files/two.so", 0x10000);
-	spy_set_maps_source(spy, list_source, files);
+	learn_set_maps_source(learn, list_source, files);
 	g_ptr_array_add(files, (gpointer)"files/one.so");
 	g_ptr_array_add(files, (gpointer)"files/two.so");
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	m1 = model_lookup_map(model, one, 0, 0x10000);
 	m2 = model_lookup_map(model, two, 0, 0x10000);
@@ -1289,9 +1301,9 @@ START_TEST(test_replaced_files)
 	make_file("files/one.so", 0x18000);
 	ck_assert_int_eq(g_unlink(two), 0);
 	scripted_scan(20, none);
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	scripted_scan(40, none);
-	spy_update_model(spy, model, conf, 50);
+	learn_update(learn, scan, model, conf, 50);
 	ck_assert(m1->stale);
 	ck_assert(m2->stale);
 	ck_assert_uint_eq(a->exemaps->len, 2);
@@ -1305,7 +1317,7 @@ START_TEST(test_replaced_files)
 	/* a starts again mapping the new one.so: valid again, new identity. */
 	g_ptr_array_set_size(files, 1);
 	scripted_scan(60, only_a);
-	spy_update_model(spy, model, conf, 70);
+	learn_update(learn, scan, model, conf, 70);
 	ck_assert(!m1->stale);
 	ck_assert_uint_eq(m1->file.size, 0x18000);
 	ck_assert(m2->stale);
@@ -1316,7 +1328,7 @@ START_TEST(test_replaced_files)
 	 * forgotten either).
 	 */
 	scripted_scan(3610, only_a);
-	spy_update_model(spy, model, conf, 3620);
+	learn_update(learn, scan, model, conf, 3620);
 	ck_assert_int_eq(stats->maintained_at, 3620);
 	ck_assert_uint_eq(stats->maps_dropped, 1);
 	ck_assert_uint_eq(a->exemaps->len, 1);
@@ -1361,12 +1373,12 @@ START_TEST(test_check_selected_files)
 	make_file("files/one.so", 0x10000);
 	make_file("files/two.so", 0x10000);
 	make_file("files/three.so", 0x10000);
-	spy_set_maps_source(spy, list_source, files);
+	learn_set_maps_source(learn, list_source, files);
 	g_ptr_array_add(files, (gpointer)"files/one.so");
 	g_ptr_array_add(files, (gpointer)"files/two.so");
 	g_ptr_array_add(files, (gpointer)"files/three.so");
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	m1 = model_lookup_map(model, one, 0, 0x10000);
 	m2 = model_lookup_map(model, two, 0, 0x10000);
 	m3 = model_lookup_map(model, three, 0, 0x10000);
@@ -1378,25 +1390,25 @@ START_TEST(test_check_selected_files)
 	/* Learned at 10: nothing is asked within the period, whatever changed. */
 	make_file("files/one.so", 0x18000);
 	ck_assert_int_eq(g_unlink(two), 0);
-	spy_set_file_check(spy, counting_check, &asked);
-	ck_assert_uint_eq(spy_check_files(spy, selected, 10 + SPY_FILE_CHECK_PERIOD - 1), 0);
+	learn_set_file_check(learn, counting_check, &asked);
+	ck_assert_uint_eq(learn_check_files(learn, selected, 10 + LEARN_FILE_CHECK_PERIOD - 1), 0);
 	ck_assert_uint_eq(asked, 0);
 
 	/* A period later: one.so was replaced, two.so is gone, three.so is the same. */
-	ck_assert_uint_eq(spy_check_files(spy, selected, 10 + SPY_FILE_CHECK_PERIOD), 2);
+	ck_assert_uint_eq(learn_check_files(learn, selected, 10 + LEARN_FILE_CHECK_PERIOD), 2);
 	ck_assert_uint_eq(asked, 3);
 	ck_assert(m1->stale);
 	ck_assert(m2->stale);
 	ck_assert(!m3->stale);
-	ck_assert_int_eq(m3->checked, 10 + SPY_FILE_CHECK_PERIOD);
+	ck_assert_int_eq(m3->checked, 10 + LEARN_FILE_CHECK_PERIOD);
 
 	/* Stale maps and the one just checked cost nothing more. */
-	ck_assert_uint_eq(spy_check_files(spy, selected, 20 + SPY_FILE_CHECK_PERIOD), 0);
+	ck_assert_uint_eq(learn_check_files(learn, selected, 20 + LEARN_FILE_CHECK_PERIOD), 0);
 	ck_assert_uint_eq(asked, 3);
 	/* A clock that went back checks again. */
-	ck_assert_uint_eq(spy_check_files(spy, selected, 5), 0);
+	ck_assert_uint_eq(learn_check_files(learn, selected, 5), 0);
 	ck_assert_uint_eq(asked, 4);
-	spy_set_file_check(spy, NULL, NULL);
+	learn_set_file_check(learn, NULL, NULL);
 }
 END_TEST
 
@@ -1424,7 +1436,7 @@ START_TEST(test_maintenance)
 	static const char *const a_b[] = { "a", "b", NULL };
 	static const char *const none[] = { NULL };
 	guint reads = 0;
-	const SpyStats *stats = spy_get_stats(spy);
+	const LearnStats *stats = learn_get_stats(learn);
 	Exe *a;
 
 	make_file("files/a.so", 0x10000);
@@ -1432,13 +1444,13 @@ START_TEST(test_maintenance)
 	make_file("bin/a", 0x1000);
 	make_file("bin/b", 0x1000);
 	/* Each maps its library and its own file. */
-	spy_set_maps_source(spy, self_source, &reads);
+	learn_set_maps_source(learn, self_source, &reads);
 	conf->halflife = 1;          /* hours: a maintenance every 3600 / 8 = 450 s */
 	conf->maxage = 1;            /* day */
 
 	/* 0: a and b run; the first update maintains the (empty) model. */
 	scripted_scan(0, a_b);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	ck_assert_int_eq(stats->maintained_at, 10);
 	a = lookup("bin/a");
 	ck_assert_double_eq(a->time, 10);
@@ -1455,10 +1467,10 @@ START_TEST(test_maintenance)
 		ck_assert_int_eq(g_unlink(b_path), 0);
 	}
 	scripted_scan(20, none);
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	for (gint64 t = 40; t <= 440; t += 100) {
 		scripted_scan(t, none);
-		spy_update_model(spy, model, conf, t + 10);
+		learn_update(learn, scan, model, conf, t + 10);
 	}
 	ck_assert_int_eq(stats->maintained_at, 10);
 	ck_assert_ptr_nonnull(lookup("bin/b"));
@@ -1470,7 +1482,7 @@ START_TEST(test_maintenance)
 	 * b's file is gone: forgotten (a's own map is fine: a stays).
 	 */
 	scripted_scan(460, none);
-	spy_update_model(spy, model, conf, 470);
+	learn_update(learn, scan, model, conf, 470);
 	ck_assert_int_eq(stats->maintained_at, 470);
 	ck_assert_double_eq(a->time, 9.152401);
 	ck_assert_double_eq_tol(model->total_time, 431.8581, 1e-9);
@@ -1480,7 +1492,7 @@ START_TEST(test_maintenance)
 
 	/* A day later a, last seen at 10, is forgotten too. */
 	scripted_scan(86420, none);
-	spy_update_model(spy, model, conf, 86430);
+	learn_update(learn, scan, model, conf, 86430);
 	ck_assert_uint_eq(stats->exes_forgotten, 1);
 	ck_assert_ptr_null(lookup("bin/a"));
 	ck_assert_uint_eq(g_hash_table_size(model->maps), 0);
@@ -1506,9 +1518,9 @@ START_TEST(test_learned_files_known)
 	make_file("files/a.so", 0x18000);
 	make_file("files/data", 0x8000);
 	make_file("files/b", 0x1000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	ck_assert_uint_eq(a->exemaps->len, 1);   /* a.so [0, 0x10000), mapped */
 
@@ -1518,7 +1530,7 @@ START_TEST(test_learned_files_known)
 	add_range(ranges, "files/data", 0, 0x2000);
 	add_range(ranges, "files/data", 0x4000, 0x1000);
 	add_range(ranges, "files/b", 0, 0x1000);            /* a second file: over the cap */
-	spy_learned_files(spy, model, conf, a_path, ranges, 15);
+	learn_files( a_path, ranges, 15);
 
 	/* data 8192 + 4096 = 12288 bytes read; nothing of a.so beyond its map. */
 	ck_assert_uint_eq(a->exemaps->len, 3);
@@ -1531,11 +1543,11 @@ START_TEST(test_learned_files_known)
 	ck_assert(model->dirty);
 
 	/* The same set again adds nothing; a wider range adds only its new part. */
-	spy_learned_files(spy, model, conf, a_path, ranges, 20);
+	learn_files( a_path, ranges, 20);
 	ck_assert_uint_eq(a->exemaps->len, 3);
 	g_array_set_size(ranges, 0);
 	add_range(ranges, "files/data", 0x1000, 0x2000);    /* new: [0x2000, 0x3000) */
-	spy_learned_files(spy, model, conf, a_path, ranges, 20);
+	learn_files( a_path, ranges, 20);
 	ck_assert_uint_eq(a->exemaps->len, 4);
 	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x2000, 0x1000));
 
@@ -1543,13 +1555,13 @@ START_TEST(test_learned_files_known)
 	conf->maxreadkb = 16;
 	g_array_set_size(ranges, 0);
 	add_range(ranges, "files/data", 0x6000, 0x1000);
-	spy_learned_files(spy, model, conf, a_path, ranges, 25);
+	learn_files( a_path, ranges, 25);
 	ck_assert_uint_eq(a->exemaps->len, 4);
 	/* With 20 KB, 4096 bytes more fit, and a longer range is cut there. */
 	conf->maxreadkb = 20;
 	g_array_set_size(ranges, 0);
 	add_range(ranges, "files/data", 0x6000, 0x2000);
-	spy_learned_files(spy, model, conf, a_path, ranges, 25);
+	learn_files( a_path, ranges, 25);
 	ck_assert_uint_eq(a->exemaps->len, 5);
 	ck_assert_ptr_nonnull(model_lookup_map(model, data, 0x6000, 0x1000));
 }
@@ -1564,9 +1576,9 @@ START_TEST(test_scan_counts_starts)
 	Exe *a;
 
 	make_file("files/a.so", 0x10000);
-	spy_set_maps_source(spy, scripted_source, &reads);
+	learn_set_maps_source(learn, scripted_source, &reads);
 	scripted_scan(0, only_a);
-	spy_update_model(spy, model, conf, 10);
+	learn_update(learn, scan, model, conf, 10);
 	a = lookup("bin/a");
 	/* Admission is not a start of a known program. */
 	ck_assert_uint_eq(a->hits.starts, 0);
@@ -1574,9 +1586,9 @@ START_TEST(test_scan_counts_starts)
 	model->prefetch_seq = 3;
 	g_array_index(a->exemaps, ExeMap, 0).map->prefetch_seq = 3;
 	scripted_scan(20, none);
-	spy_update_model(spy, model, conf, 30);
+	learn_update(learn, scan, model, conf, 30);
 	scripted_scan(40, only_a);
-	spy_update_model(spy, model, conf, 50);
+	learn_update(learn, scan, model, conf, 50);
 	ck_assert_uint_eq(a->hits.starts, 1);
 	ck_assert_uint_eq(a->hits.checks, 1);
 	ck_assert_uint_eq(a->hits.bytes, 0x10000);
@@ -1584,19 +1596,19 @@ START_TEST(test_scan_counts_starts)
 	ck_assert_uint_eq(a->hits.probed, 0);
 
 	/* Counted elsewhere (exec events): the scan leaves the figures alone. */
-	spy_set_count_starts(spy, FALSE);
+	learn_set_count_starts(learn, FALSE);
 	scripted_scan(60, none);
-	spy_update_model(spy, model, conf, 70);
+	learn_update(learn, scan, model, conf, 70);
 	scripted_scan(80, only_a);
-	spy_update_model(spy, model, conf, 90);
+	learn_update(learn, scan, model, conf, 90);
 	ck_assert_uint_eq(a->hits.starts, 1);
 }
 END_TEST
 
 static Suite *
-spy_suite(void)
+learn_suite(void)
 {
-	Suite *s = suite_create("spy");
+	Suite *s = suite_create("learn");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -1631,5 +1643,5 @@ spy_suite(void)
 int
 main(void)
 {
-	return tu_run_suite(spy_suite());
+	return tu_run_suite(learn_suite());
 }

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Learn: the second stage of a cycle, the model learns from the scan.
+ *
+ * Half a cycle after the scan (scan.h), so new processes have mapped
+ * their libraries, learn_update() applies the start/stop changes to the
+ * chains, then admits the new executables (so their chains see current
+ * timestamps), then accounts running time. The maps of new executables
+ * come from a replaceable source (/proc by default, a trace in a replay).
+ *
+ * It also keeps the model fresh: an executable that starts again has its
+ * maps re-read once (upgrades, plugins), every map's file is checked for
+ * replacement over an hour, and once an hour the model ages and forgets
+ * what is no longer there. And it learns the read sets the watcher
+ * reports (learn_read_set()).
+ *
+ * Ownership: the Learn object holds only its sources, its sweep position
+ * and its statistics; the model passed in is the one source of truth.
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "model.h"
+#include "scan.h"
+
+typedef struct Learn Learn;
+
+/* What the last learn_update() did, for the log. */
+typedef struct LearnStats {
+	guint admitted;       /* new exes added to the model */
+	guint too_small;      /* new exes below minsize */
+	guint gone;           /* new exes that exited before their maps were read */
+	guint learned;        /* read sets applied, since the Learn was made */
+	guint learned_admitted; /* of those, exes admitted from their read set */
+	guint refreshed;      /* known exes that started and had their maps re-read */
+	guint maps_added;     /* maps those refreshes added */
+	guint maps_removed;   /* maps those refreshes removed (unused for a while) */
+	guint stale;          /* maps found gone or replaced by the identity sweep */
+	/* the last maintenance (once an hour of model time) */
+	gint64 maintained_at; /* model time, -1 never */
+	guint chains_faded;   /* chains forgotten by aging */
+	guint exes_forgotten; /* exes not seen for maxage */
+	guint exes_gone;      /* exes whose file is gone */
+	guint maps_dropped;   /* stale map uses removed */
+} LearnStats;
+
+/*
+ * Every map's file is checked about once per this many seconds of model
+ * time, a few maps per cycle.
+ */
+#define LEARN_FILE_CHECK_PERIOD 3600
+/* Model seconds between maintenances (aging, expiry); shorter with a short half-life. */
+#define LEARN_MAINTENANCE_PERIOD 3600
+/* A map a restarted exe has not mapped in this many runs in a row is dropped from it. */
+#define LEARN_MISSED_RUNS 3
+
+/*
+ * Where the maps of a new executable come from: appends ProcMap entries
+ * to `maps` (as proc_read_maps() does) or fails; PROC_ERROR_GONE means
+ * the process exited (it will be retried when seen again).
+ */
+typedef gboolean (*LearnMapsFunc)(pid_t pid, const char *exe_path, GArray *maps,
+				gpointer user_data, GError **error);
+
+Learn *learn_new(void);
+void learn_free(Learn *learn);
+
+/* Maps over usedmapkb are learned as the LEARN_TOUCHED_WINDOW-byte windows the process touched. */
+#define LEARN_TOUCHED_WINDOW 65536
+/*
+ * Only the first LEARN_TOUCHED_MAX bytes of a map are looked up (32 MiB of
+ * pagemap, some tens of ms): a program that maps a terabyte file must not
+ * stall the update. What it touches beyond them is not learned.
+ */
+#define LEARN_TOUCHED_MAX (G_GUINT64_CONSTANT(16) << 30)
+
+/*
+ * The default maps source: /proc/PID/maps, counted as gone unless it
+ * includes exe_path itself (the process exited or its pid was reused).
+ * With user_data the Learn, each map longer than the configured usedmapkb
+ * is replaced by the parts the process has touched (proc_read_touched());
+ * with NULL, or where pagemap cannot be read, maps are whole.
+ */
+gboolean learn_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
+		       gpointer user_data, GError **error);
+
+/* Replaces the maps source (NULL restores learn_proc_maps, with the Learn as its data). */
+void learn_set_maps_source(Learn *learn, LearnMapsFunc func, gpointer user_data);
+
+/*
+ * Whether a file may be learned (or is still there), and what it is now.
+ * The default (NULL) requires a regular file at the path now (lstat) and
+ * fills *id from it; the replay tool, whose traces name files of another
+ * machine, accepts every path with an unknown (all zero) identity, which
+ * never makes a map stale.
+ */
+typedef gboolean (*LearnFileCheckFunc)(const char *path, MapFileId *id, gpointer user_data);
+void learn_set_file_check(Learn *learn, LearnFileCheckFunc func, gpointer user_data);
+
+/*
+ * Applies the last scan (and consumes it, scan_consume()) to the model at
+ * model time now: the starts and
+ * stops (and the chains they create), the new exes, a re-read of the maps
+ * of each known exe that started (new maps added, maps unused for
+ * LEARN_MISSED_RUNS runs removed), a check of a few maps' files (see
+ * LEARN_FILE_CHECK_PERIOD), the running times, and once per
+ * LEARN_MAINTENANCE_PERIOD the maintenance: aging by the half-life,
+ * forgetting exes unseen for maxage days or whose file is gone, and
+ * dropping maps whose file is gone or was replaced.
+ */
+void learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 now);
+
+/*
+ * The sweep's file check, brought forward for the maps about to be read
+ * ahead: each of maps (Map *) whose file was not checked, nor learned, in
+ * the last LEARN_FILE_CHECK_PERIOD seconds of model time is checked now,
+ * and turns stale if the file is gone or was replaced. Returns how many
+ * did; the caller leaves them out. Without it readahead would look for a
+ * file gone for good every cycle until the sweep reached it (up to an
+ * hour), and would read a replaced file at the old one's ranges.
+ */
+guint learn_check_files(Learn *learn, GPtrArray *maps, gint64 now);
+
+/* The model parameters the configuration asks for. */
+void learn_model_params(const Conf *conf, ModelParams *params);
+
+const LearnStats *learn_get_stats(const Learn *learn);
+
+/*
+ * The read set learned from one start of exe_path: ranges is a GArray of
+ * WatchRange (the resident parts of the files it opened while starting).
+ * Ranges that mapprefix rejects, that are no longer regular files, or
+ * that the exe already has as maps are left out; the rest join the exe's
+ * maps with probability 1 (a start-up file is read at every start) and
+ * origin EXEMAP_READ, up to maxreadfiles files and maxreadkb KB per exe
+ * over all its starts. An unknown exe is admitted from its read set when
+ * learnexec is on and the set reaches minsize (else it is marked too
+ * small: the caller forgets its exec event, scan_forget_exec()), so a
+ * program that never lived long enough for a scan is learned.
+ */
+typedef enum {
+	LEARN_READ_IGNORED,   /* not learned: exeprefix, learnexec off, or a bad exe */
+	LEARN_READ_TOO_SMALL, /* an unknown exe whose read set is below minsize: now a bad exe */
+	LEARN_READ_ADMITTED,  /* an unknown exe admitted from its read set */
+	LEARN_READ_ADDED,     /* a known exe; its new ranges (maybe none) were added */
+} LearnRead;
+
+LearnRead learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_path,
+			 const GArray *ranges, gint64 now);
+
+/*
+ * Whether the update counts starts found by the scan in the exes' hit
+ * figures (only "was it in the last prefetch": the page cache cannot be
+ * asked after the fact). On by default; the daemon turns it off when exec
+ * events count starts as they happen.
+ */
+void learn_set_count_starts(Learn *learn, gboolean count);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Learn, learn_free)
