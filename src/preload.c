@@ -44,6 +44,7 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "cycle.h"
+#include "launch.h"
 #include "log.h"
 #include "model.h"
 #include "proc.h"
@@ -83,6 +84,7 @@ typedef struct Daemon {
 	Conf *conf;
 	Model *model;
 	Cycle *cycle;            /* scan, learn, predict, read (cycle.h) */
+	Launch *launch;          /* what an exec event means (launch.h) */
 	TraceWriter *trace;      /* NULL unless recording a trace */
 	Watch *watch;            /* exec and open events, NULL without them */
 	char *watch_off;         /* why there is no watcher, for the dump */
@@ -551,46 +553,33 @@ schedule_autosave(Daemon *d)
 
 /* ---- the watcher: starts and start-up reads as they happen ---- */
 
+/* The hooks of the exec-event policy (launch.h). */
+static void
+launch_hold(gpointer data, gint64 until_us)
+{
+	(void)data;
+	readahead_hold(until_us);
+}
+
+static void
+launch_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits)
+{
+	(void)data;
+	watch_measure_exe(exe, prefetch_seq, TRUE, &hits->bytes, &hits->prefetched,
+			  &hits->probed, &hits->resident);
+}
+
 /*
- * A program started. Its learned set is measured right away, before it
- * has had time to load much of it: how much was resident (prefetched by
- * us or cached anyway) is the hit ratio of that start. One measurement
- * per program per cycle keeps a build that runs a compiler a thousand
- * times from probing the same files a thousand times; every start is
- * still counted.
+ * A program started: the launch policy (execpause, hit measurement) for a
+ * known one, and for the scan, a run in this cycle however short.
  */
 static void
 on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 {
 	Daemon *d = user_data;
-	Exe *exe = model_lookup_exe(d->model, path);
 
 	(void)pid;
-	if (exe) {
-		gint64 now = g_get_monotonic_time();
-
-		/*
-		 * A launch holds the readahead back (execpause): the start of a
-		 * known program not seen running for two cycles. Programs run
-		 * over and over (a compiler in a build, a script's tools) and
-		 * programs the model does not know do not: a machine that runs
-		 * them all day still prefetches.
-		 */
-		if (d->conf->execpause > 0 &&
-		    d->model->time - exe->update_time > 2 * (gint64)d->conf->cycle)
-			readahead_hold(now + d->conf->execpause * 1000);
-		exe->hits.starts++;
-		if (exe->hits_checked_at == 0 ||
-		    now - exe->hits_checked_at >= d->conf->cycle * G_USEC_PER_SEC) {
-			guint64 bytes, prefetched, probed, resident;
-
-			watch_measure_exe(exe, d->model->prefetch_seq, TRUE, &bytes, &prefetched,
-					  &probed, &resident);
-			exe_hits_add(&exe->hits, bytes, prefetched, probed, resident);
-			exe->hits_checked_at = now;
-		}
-		d->model->dirty = TRUE;
-	}
+	(void)launch_exec(d->launch, d->model, d->conf, path);
 	if (d->conf->doscan && d->conf->learnexec)
 		scan_saw_exec(cycle_get_scan(d->cycle), d->model, d->conf, path);
 }
@@ -1095,7 +1084,13 @@ main(int argc, char **argv)
 			.data = d,
 		};
 
+		const LaunchHooks hooks = {
+			.hold = launch_hold,
+			.measure = launch_measure,
+		};
+
 		d->cycle = cycle_new(d->model, d->conf, &sources);
+		d->launch = launch_new(&hooks);
 	}
 	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
@@ -1130,6 +1125,7 @@ out:
 	g_free(d->watch_off);
 	if (d->loop)
 		g_main_loop_unref(d->loop);
+	launch_free(d->launch);
 	cycle_free(d->cycle);
 	model_free(d->model);
 	conf_free(d->conf);
