@@ -995,6 +995,29 @@ apply_nice(int increment)
 		g_info("cannot change the nice value: %s, ignoring", g_strerror(errno));
 }
 
+/*
+ * PRELOAD_PROC_ROOT: the /proc tree to read instead of the real one, for
+ * --once only (tests/once-proc.sh runs the daemon on a fake tree). An
+ * environment variable rather than an option: it is a developer's hook,
+ * not something a user configures, and honoured with --once only, so a
+ * daemon can never be started blind to the machine it serves by a stray
+ * flag or a variable left in its environment.
+ */
+static void
+use_proc_root(const Options *opts)
+{
+	const char *root = g_getenv("PRELOAD_PROC_ROOT");
+
+	if (!root || !*root)
+		return;
+	if (!opts->once) {
+		g_warning("PRELOAD_PROC_ROOT is only used with --once, ignoring");
+		return;
+	}
+	proc_set_root(root);
+	g_message("reading %s instead of /proc", proc_get_root());
+}
+
 /* --once: one full cycle against /proc, then save and exit. */
 static void
 run_once(Daemon *d)
@@ -1043,6 +1066,7 @@ main(int argc, char **argv)
 		g_warning("cannot open the log file: %s; logging to stderr", error->message);
 		g_clear_error(&error);
 	}
+	use_proc_root(&d->opts);
 
 	d->signal_fd = block_signals();
 	if (d->signal_fd < 0) {
@@ -1134,6 +1158,7 @@ out:
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 	cmdline_clear(&d->opts);
+	proc_set_root(NULL);
 	log_close();
 	return status;
 }
