@@ -996,6 +996,29 @@ apply_nice(int increment)
 }
 
 /*
+ * The cycle on this machine's sources (/proc, its memory, the readahead)
+ * and the launch policy on its page cache.
+ */
+static void
+start_cycle(Daemon *d)
+{
+	const CycleSources sources = {
+		.scan = daemon_scan,
+		.plan = daemon_plan,
+		.reader = &daemon_reader,
+		.stage_done = daemon_stage_done,
+		.data = d,
+	};
+	const LaunchHooks hooks = {
+		.hold = launch_hold,
+		.measure = launch_measure,
+	};
+
+	d->cycle = cycle_new(d->model, d->conf, &sources);
+	d->launch = launch_new(&hooks);
+}
+
+/*
  * PRELOAD_PROC_ROOT: the /proc tree to read instead of the real one, for
  * --once only (tests/once-proc.sh runs the daemon on a fake tree). An
  * environment variable rather than an option: it is a developer's hook,
@@ -1099,23 +1122,7 @@ main(int argc, char **argv)
 	}
 
 	d->model = load_state(d->opts.statefile);
-	{
-		const CycleSources sources = {
-			.scan = daemon_scan,
-			.plan = daemon_plan,
-			.reader = &daemon_reader,
-			.stage_done = daemon_stage_done,
-			.data = d,
-		};
-
-		const LaunchHooks hooks = {
-			.hold = launch_hold,
-			.measure = launch_measure,
-		};
-
-		d->cycle = cycle_new(d->model, d->conf, &sources);
-		d->launch = launch_new(&hooks);
-	}
+	start_cycle(d);
 	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
 		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
