@@ -730,72 +730,77 @@ subtract_intervals(guint64 start, guint64 end, const GArray *have, GArray *piece
 	}
 }
 
-LearnRead
-learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_path,
-		  const GArray *ranges, gint64 now)
+/*
+ * What an exe already has, for learning from its read set: every range
+ * (to add only what is new), the files it maps and those it read, and the
+ * size of its read set. Keys borrow the paths of the exe's maps and of
+ * the ranges being learned.
+ */
+typedef struct Known {
+	GHashTable *have;         /* path -> GArray of Interval, sorted by start */
+	GHashTable *read_paths;   /* paths the exe learned from reads */
+	GHashTable *mapped_paths; /* paths the exe maps */
+	guint64 read_bytes;       /* bytes of its read set */
+} Known;
+
+static void
+known_init(Known *k, const Exe *exe)
 {
-	g_autoptr(GHashTable) have = NULL;        /* path -> GArray of Interval */
-	g_autoptr(GHashTable) read_paths = NULL;  /* paths the exe learned from reads */
-	g_autoptr(GHashTable) mapped_paths = NULL; /* paths the exe maps */
-	g_autoptr(GHashTable) stat_cache = NULL;
-	g_autoptr(GArray) add = NULL;             /* WatchRange to add, borrowed paths */
-	guint64 max_bytes, read_bytes = 0, added = 0;
-	guint max_files;
-	LearnRead result;
-	Exe *exe;
+	GHashTableIter iter;
+	gpointer value;
 
-	g_return_val_if_fail(learn != NULL, LEARN_READ_IGNORED);
-	g_return_val_if_fail(model != NULL, LEARN_READ_IGNORED);
-	g_return_val_if_fail(conf != NULL, LEARN_READ_IGNORED);
-	g_return_val_if_fail(exe_path != NULL, LEARN_READ_IGNORED);
-	g_return_val_if_fail(ranges != NULL, LEARN_READ_IGNORED);
-
-	if (!conf_prefix_accepts(conf->exeprefix, exe_path))
-		return LEARN_READ_IGNORED;
-	exe = model_lookup_exe(model, exe_path);
-	if (!exe && (!conf->learnexec || g_hash_table_contains(model->bad_exes, exe_path)))
-		return LEARN_READ_IGNORED;
-
-	max_files = (guint)CLAMP(conf->maxreadfiles, 0, G_MAXUINT);
-	max_bytes = (guint64)MAX(conf->maxreadkb, 0) * 1024;
-	have = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_intervals);
-	read_paths = g_hash_table_new(g_str_hash, g_str_equal);
-	mapped_paths = g_hash_table_new(g_str_hash, g_str_equal);
-	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	add = g_array_new(FALSE, FALSE, sizeof(WatchRange));
-
-	/* What the exe has: every range (to add only what is new), and its read set's size. */
+	k->have = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_intervals);
+	k->read_paths = g_hash_table_new(g_str_hash, g_str_equal);
+	k->mapped_paths = g_hash_table_new(g_str_hash, g_str_equal);
+	k->read_bytes = 0;
 	for (guint i = 0; exe && i < exe->exemaps->len; i++) {
 		const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
-		GArray *list = g_hash_table_lookup(have, em->map->path);
+		GArray *list = g_hash_table_lookup(k->have, em->map->path);
 		Interval iv = { em->map->offset, em->map->offset + em->map->length };
 
 		if (!list) {
 			list = g_array_new(FALSE, FALSE, sizeof(Interval));
-			g_hash_table_insert(have, em->map->path, list);
+			g_hash_table_insert(k->have, em->map->path, list);
 		}
 		g_array_append_val(list, iv);
 		if (em->origin == EXEMAP_READ) {
-			g_hash_table_add(read_paths, em->map->path);
-			read_bytes += em->map->length;
+			g_hash_table_add(k->read_paths, em->map->path);
+			k->read_bytes += em->map->length;
 		} else {
-			g_hash_table_add(mapped_paths, em->map->path);
+			g_hash_table_add(k->mapped_paths, em->map->path);
 		}
 	}
-	{
-		GHashTableIter iter;
-		gpointer value;
+	g_hash_table_iter_init(&iter, k->have);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		g_array_sort(value, compare_intervals);
+}
 
-		g_hash_table_iter_init(&iter, have);
-		while (g_hash_table_iter_next(&iter, NULL, &value))
-			g_array_sort(value, compare_intervals);
-	}
+static void
+known_clear(Known *k)
+{
+	g_clear_pointer(&k->have, g_hash_table_unref);
+	g_clear_pointer(&k->read_paths, g_hash_table_unref);
+	g_clear_pointer(&k->mapped_paths, g_hash_table_unref);
+}
+
+/*
+ * The parts of ranges (WatchRange) to learn, appended to add (paths
+ * borrowed from ranges): those mapprefix accepts, in files the exe does
+ * not map, not already known, under the caps of maxreadfiles files and
+ * maxreadkb KB. Returns their bytes.
+ */
+static guint64
+pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
+	    const GArray *ranges, GArray *add)
+{
+	guint max_files = (guint)CLAMP(conf->maxreadfiles, 0, G_MAXUINT);
+	guint64 max_bytes = (guint64)MAX(conf->maxreadkb, 0) * 1024;
+	guint64 added = 0;
 
 	for (guint i = 0; i < ranges->len; i++) {
 		const WatchRange *r = &g_array_index(ranges, WatchRange, i);
 		g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(Interval));
 		GArray *list;
-		guint64 end;
 
 		if (!r->path || r->path[0] != '/' || r->length == 0 ||
 		    r->length > G_MAXUINT64 - r->offset ||
@@ -808,52 +813,46 @@ learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_pat
 		 * binary or library, cached whole since it was installed) is not
 		 * what the start used, and would fill the read budget.
 		 */
-		if (g_hash_table_contains(mapped_paths, r->path))
+		if (g_hash_table_contains(k->mapped_paths, r->path))
 			continue;
-		end = r->offset + r->length;
-		list = g_hash_table_lookup(have, r->path);
-		subtract_intervals(r->offset, end, list, pieces);
+		list = g_hash_table_lookup(k->have, r->path);
+		subtract_intervals(r->offset, r->offset + r->length, list, pieces);
 		if (pieces->len == 0)
 			continue;
 		/* A file new to the read set needs room under the file cap. */
-		if (!g_hash_table_contains(read_paths, r->path)) {
-			if (g_hash_table_size(read_paths) >= max_files ||
+		if (!g_hash_table_contains(k->read_paths, r->path)) {
+			if (g_hash_table_size(k->read_paths) >= max_files ||
 			    !file_state(learn, stat_cache, r->path)->usable)
 				continue;
-			g_hash_table_add(read_paths, r->path);
+			g_hash_table_add(k->read_paths, r->path);
 		}
 		if (!list) {
 			list = g_array_new(FALSE, FALSE, sizeof(Interval));
-			g_hash_table_insert(have, r->path, list);
+			g_hash_table_insert(k->have, r->path, list);
 		}
-		for (guint k = 0; k < pieces->len && read_bytes < max_bytes; k++) {
-			Interval *p = &g_array_index(pieces, Interval, k);
+		for (guint p = 0; p < pieces->len && k->read_bytes < max_bytes; p++) {
+			Interval *piece = &g_array_index(pieces, Interval, p);
 			WatchRange w;
 
-			p->end = MIN(p->end, p->start + (max_bytes - read_bytes));
+			piece->end = MIN(piece->end, piece->start + (max_bytes - k->read_bytes));
 			w.path = r->path;
-			w.offset = p->start;
-			w.length = p->end - p->start;
+			w.offset = piece->start;
+			w.length = piece->end - piece->start;
 			g_array_append_val(add, w);
-			g_array_append_val(list, *p);
-			read_bytes += w.length;
+			g_array_append_val(list, *piece);
+			k->read_bytes += w.length;
 			added += w.length;
 		}
 		g_array_sort(list, compare_intervals);
 	}
+	return added;
+}
 
-	if (!exe) {
-		/* An unknown program: its read set is all that is known of it. */
-		if (added < (guint64)MAX(conf->minsize, 0)) {
-			model_add_bad_exe(model, exe_path, added, now);
-			learn->stats.too_small++;
-			g_debug("started exe %s: %" G_GUINT64_FORMAT " bytes read at start-up, "
-				"below minsize, not modelled for now", exe_path, added);
-			return LEARN_READ_TOO_SMALL;
-		}
-		exe = exe_new(exe_path, FALSE, now);
-	}
-
+/* Adds the ranges of add (WatchRange) to exe as maps read at start-up. */
+static void
+add_read_maps(Learn *learn, Model *model, Exe *exe, GHashTable *stat_cache,
+	      const GArray *add, gint64 now)
+{
 	for (guint i = 0; i < add->len; i++) {
 		const WatchRange *w = &g_array_index(add, WatchRange, i);
 		const FileState *state = file_state(learn, stat_cache, w->path);
@@ -870,6 +869,49 @@ learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_pat
 		map->checked = now;
 		exe_add_map_origin(model, exe, map, 1.0, EXEMAP_READ);
 	}
+}
+
+LearnRead
+learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_path,
+	       const GArray *ranges, gint64 now)
+{
+	g_autoptr(GHashTable) stat_cache = NULL;
+	g_autoptr(GArray) add = NULL;             /* WatchRange to add, borrowed paths */
+	Known known;
+	guint64 added;
+	LearnRead result;
+	Exe *exe;
+
+	g_return_val_if_fail(learn != NULL, LEARN_READ_IGNORED);
+	g_return_val_if_fail(model != NULL, LEARN_READ_IGNORED);
+	g_return_val_if_fail(conf != NULL, LEARN_READ_IGNORED);
+	g_return_val_if_fail(exe_path != NULL, LEARN_READ_IGNORED);
+	g_return_val_if_fail(ranges != NULL, LEARN_READ_IGNORED);
+
+	if (!conf_prefix_accepts(conf->exeprefix, exe_path))
+		return LEARN_READ_IGNORED;
+	exe = model_lookup_exe(model, exe_path);
+	if (!exe && (!conf->learnexec || g_hash_table_contains(model->bad_exes, exe_path)))
+		return LEARN_READ_IGNORED;
+
+	stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	add = g_array_new(FALSE, FALSE, sizeof(WatchRange));
+	known_init(&known, exe);
+	added = pick_ranges(learn, conf, &known, stat_cache, ranges, add);
+	known_clear(&known);
+
+	if (!exe) {
+		/* An unknown program: its read set is all that is known of it. */
+		if (added < (guint64)MAX(conf->minsize, 0)) {
+			model_add_bad_exe(model, exe_path, added, now);
+			learn->stats.too_small++;
+			g_debug("started exe %s: %" G_GUINT64_FORMAT " bytes read at start-up, "
+				"below minsize, not modelled for now", exe_path, added);
+			return LEARN_READ_TOO_SMALL;
+		}
+		exe = exe_new(exe_path, FALSE, now);
+	}
+	add_read_maps(learn, model, exe, stat_cache, add, now);
 
 	result = model_lookup_exe(model, exe_path) ? LEARN_READ_ADDED : LEARN_READ_ADMITTED;
 	if (result == LEARN_READ_ADMITTED) {
