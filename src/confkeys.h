@@ -175,6 +175,17 @@ CONF_INT(system, maxpressure, 10, 0, 100, "percent",
 	"memory. Kernels without pressure information (before 4.20, or booted "
 	"with psi=0) are judged by minavailable alone. 0 turns the check off.")
 
+CONF_INT(system, batterybudget, 0, 0, 100, "percent",
+	"How much of the memory budget to prefetch while the machine runs on "
+	"its battery (read from /sys/class/power_supply once a cycle; a "
+	"machine without a battery, or with only a UPS, is always on AC). The "
+	"default 0 reads nothing on battery: every prefetch wakes the disk "
+	"for reads that may never be used, and on battery the user wants "
+	"the runtime more than a faster start. Learning and prediction go "
+	"on, as while memory is short, and prefetching resumes on AC. "
+	"Between 1 and 99 prefetch less (the budget is scaled down); 100 "
+	"ignores the power source.")
+
 CONF_STRING(system, tracefile, "",
 	"Record what each scan observes (running executables, the maps of new "
 	"ones, the memory figures) to this file, for preload-replay(1) and "

@@ -47,6 +47,7 @@
 #include "launch.h"
 #include "log.h"
 #include "model.h"
+#include "power.h"
 #include "proc.h"
 #include "prophet.h"
 #include "readahead.h"
@@ -100,6 +101,8 @@ typedef struct Daemon {
 	ProcMemstat mem;
 	gboolean have_pressure;  /* pressure holds this cycle's PSI figure */
 	ProcPressure pressure;
+	Power *power;            /* reads /sys/class/power_supply */
+	PowerSource power_source;/* this cycle's, POWER_AC unless batterybudget < 100 */
 	ProphetPause pause;      /* why prefetching is held back, or PROPHET_PREFETCH */
 	gboolean idle_class;     /* the process runs in the idle I/O class */
 	guint64 budget_kb;
@@ -326,7 +329,11 @@ update_pause(Daemon *d)
 		else if (!g_error_matches(error, PROC_ERROR, PROC_ERROR_UNAVAILABLE))
 			g_debug("cannot read the memory pressure: %s, ignoring", error->message);
 	}
-	pause = prophet_pause(d->conf, &d->mem, d->have_pressure ? &d->pressure : NULL);
+	/* At most one reading per cycle, and none when the key ignores it. */
+	d->power_source = d->conf->batterybudget < 100
+		? power_get(d->power, cycle_get_count(d->cycle)) : POWER_AC;
+	pause = prophet_pause(d->conf, &d->mem, d->have_pressure ? &d->pressure : NULL,
+			      d->power_source);
 	if (pause == d->pause)
 		return;
 	if (pause != PROPHET_PREFETCH) {
@@ -334,7 +341,8 @@ update_pause(Daemon *d)
 		if (d->pause == PROPHET_PREFETCH)
 			g_info("prefetching paused: %s", why);
 	} else {
-		g_info("prefetching resumed: memory is available again");
+		g_info("prefetching resumed: %s",
+		       d->pause == PROPHET_PAUSE_BATTERY ? "on AC again" : "memory is available again");
 	}
 	d->pause = pause;
 }
@@ -373,7 +381,8 @@ daemon_plan(gpointer data, const Conf *conf, CyclePlan *plan)
 		return;
 	}
 	update_pause(d);
-	d->budget_kb = prophet_budget_kb(conf, &d->mem);
+	d->budget_kb = prophet_power_budget_kb(conf, prophet_budget_kb(conf, &d->mem),
+					       d->power_source);
 	plan->predict = TRUE;
 	plan->read = d->pause == PROPHET_PREFETCH;
 	plan->budget_kb = d->budget_kb;
@@ -825,7 +834,9 @@ dump(Daemon *d)
 
 		g_message("prefetching: paused, %s", why);
 	} else {
-		g_message("prefetching: active, %s I/O class", d->idle_class ? "idle" : "NOT the idle");
+		g_message("prefetching: active, %s I/O class%s", d->idle_class ? "idle" : "NOT the idle",
+			  d->power_source == POWER_BATTERY ? ", on battery: budget scaled by batterybudget"
+							   : "");
 	}
 	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
 		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
@@ -1122,6 +1133,7 @@ main(int argc, char **argv)
 	}
 
 	d->model = load_state(d->opts.statefile);
+	d->power = power_new(NULL);
 	start_cycle(d);
 	start_trace(d);
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
@@ -1158,6 +1170,7 @@ out:
 		g_main_loop_unref(d->loop);
 	launch_free(d->launch);
 	cycle_free(d->cycle);
+	power_free(d->power);
 	model_free(d->model);
 	conf_free(d->conf);
 	if (d->signal_fd >= 0)

@@ -83,11 +83,14 @@ percent_of_ceil(guint64 kb, gint64 percent)
 }
 
 ProphetPause
-prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcPressure *pressure)
+prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcPressure *pressure,
+	      PowerSource power)
 {
 	g_return_val_if_fail(conf != NULL, PROPHET_PREFETCH);
 	g_return_val_if_fail(mem != NULL, PROPHET_PREFETCH);
 
+	if (power == POWER_BATTERY && conf->batterybudget == 0)
+		return PROPHET_PAUSE_BATTERY;
 	if (conf->minavailable > 0 &&
 	    mem->available < percent_of_ceil(mem->total, conf->minavailable))
 		return PROPHET_PAUSE_AVAILABLE;
@@ -110,10 +113,26 @@ prophet_pause_describe(ProphetPause pause, const Conf *conf)
 	case PROPHET_PAUSE_PRESSURE:
 		return g_strdup_printf("memory pressure (PSI some avg10) is above %" G_GINT64_FORMAT "%%",
 				       conf->maxpressure);
+	case PROPHET_PAUSE_BATTERY:
+		return g_strdup("on battery");
 	case PROPHET_PREFETCH:
 	default:
 		return g_strdup("memory is available");
 	}
+}
+
+guint64
+prophet_power_budget_kb(const Conf *conf, guint64 budget_kb, PowerSource power)
+{
+	guint64 p;
+
+	g_return_val_if_fail(conf != NULL, budget_kb);
+
+	if (power != POWER_BATTERY)
+		return budget_kb;
+	/* floor(budget_kb * p / 100) without overflow, as percent_of_ceil(). */
+	p = (guint64)CLAMP(conf->batterybudget, 0, 100);
+	return budget_kb / 100 * p + budget_kb % 100 * p / 100;
 }
 
 /* Notes that exe got a bid this scoring, so the next one resets it. */

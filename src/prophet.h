@@ -42,6 +42,7 @@
 
 #include "conf.h"
 #include "model.h"
+#include "power.h"
 #include "proc.h"
 
 /*
@@ -58,19 +59,29 @@ typedef enum {
 	PROPHET_PREFETCH = 0,       /* it is not: go ahead */
 	PROPHET_PAUSE_AVAILABLE,    /* MemAvailable < minavailable% of MemTotal */
 	PROPHET_PAUSE_PRESSURE,     /* PSI memory "some avg10" > maxpressure% */
+	PROPHET_PAUSE_BATTERY,      /* on battery with batterybudget = 0 */
 } ProphetPause;
 
 /*
- * Whether to prefetch now, given the memory figures and the kernel's
- * memory pressure (NULL when the kernel has none: then MemAvailable
- * alone decides). The MemAvailable rule is checked first. A rule whose
- * key is 0 is off. Both comparisons are strict and exact (no rounding):
- * MemAvailable exactly at the floor, or pressure exactly at the limit,
- * still prefetches.
+ * Whether to prefetch now, given the power source, the memory figures
+ * and the kernel's memory pressure (NULL when the kernel has none: then
+ * MemAvailable alone decides). The battery rule is checked first (it
+ * lasts longest, and plugging in is what ends it), then MemAvailable,
+ * then pressure. A memory rule whose key is 0 is off; the battery rule is
+ * on only at batterybudget = 0 (1 to 99 scale the budget instead, see
+ * prophet_power_budget_kb(); 100 ignores the battery). Both memory
+ * comparisons are strict and exact (no rounding): MemAvailable exactly at
+ * the floor, or pressure exactly at the limit, still prefetches.
  */
-ProphetPause prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcPressure *pressure);
-/* A short English phrase for the log: "MemAvailable is below 5% of MemTotal". */
+ProphetPause prophet_pause(const Conf *conf, const ProcMemstat *mem, const ProcPressure *pressure,
+			   PowerSource power);
+/* A short English phrase for the log: "MemAvailable is below 5% of MemTotal", "on battery". */
 char *prophet_pause_describe(ProphetPause pause, const Conf *conf);
+/*
+ * The budget for the power source: budget_kb on AC, batterybudget% of it
+ * (rounded down) on battery.
+ */
+guint64 prophet_power_budget_kb(const Conf *conf, guint64 budget_kb, PowerSource power);
 
 /* How prophet_bid() scores, from the [model] keys of the same names. */
 typedef enum {

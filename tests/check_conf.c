@@ -591,6 +591,7 @@ static const char default_dump[] =
 	"checkresidency = true\n"
 	"minavailable = 5\n"
 	"maxpressure = 10\n"
+	"batterybudget = 0\n"
 	"tracefile = \n"
 	"learnreads = true\n"
 	"learnexec = true\n"
@@ -704,8 +705,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 13 keys in [model], 19 in [system] */
-	ck_assert_uint_eq(rows->len, 32);
+	/* 13 keys in [model], 20 in [system] */
+	ck_assert_uint_eq(rows->len, 33);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -755,7 +756,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[29];
+	window = rows->pdata[30];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

@@ -787,8 +787,47 @@ START_TEST(test_pause)
 			    .free = 1, .cached = 1 };
 	ProcPressure psi = { .some_avg10 = pause_cases[_i].some_avg10 };
 
-	ck_assert_int_eq(prophet_pause(&conf, &mem, pause_cases[_i].have_psi ? &psi : NULL),
+	ck_assert_int_eq(prophet_pause(&conf, &mem, pause_cases[_i].have_psi ? &psi : NULL,
+				       POWER_AC),
 			 pause_cases[_i].want);
+}
+END_TEST
+
+/* On battery: batterybudget 0 pauses, before any memory reason; else the budget shrinks. */
+START_TEST(test_pause_battery)
+{
+	Conf conf = { .minavailable = 5, .maxpressure = 10, .batterybudget = 0 };
+	ProcMemstat plenty = { .total = 8000000, .available = 8000000 };
+	ProcMemstat scarce = { .total = 8000000, .available = 100 };
+	ProcPressure psi = { .some_avg10 = 5000 };
+
+	ck_assert_int_eq(prophet_pause(&conf, &plenty, NULL, POWER_BATTERY), PROPHET_PAUSE_BATTERY);
+	ck_assert_int_eq(prophet_pause(&conf, &scarce, &psi, POWER_BATTERY), PROPHET_PAUSE_BATTERY);
+	ck_assert_int_eq(prophet_pause(&conf, &plenty, NULL, POWER_AC), PROPHET_PREFETCH);
+	ck_assert_int_eq(prophet_pause(&conf, &scarce, NULL, POWER_AC), PROPHET_PAUSE_AVAILABLE);
+	/* 1..100 never pause for the battery; the memory rules still do. */
+	conf.batterybudget = 1;
+	ck_assert_int_eq(prophet_pause(&conf, &plenty, NULL, POWER_BATTERY), PROPHET_PREFETCH);
+	ck_assert_int_eq(prophet_pause(&conf, &scarce, NULL, POWER_BATTERY), PROPHET_PAUSE_AVAILABLE);
+	conf.batterybudget = 100;
+	ck_assert_int_eq(prophet_pause(&conf, &plenty, &psi, POWER_BATTERY), PROPHET_PAUSE_PRESSURE);
+
+	/* The budget: whole on AC, floor(budget * batterybudget / 100) on battery. */
+	conf.batterybudget = 0;
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, 123456, POWER_AC), 123456);
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, 123456, POWER_BATTERY), 0);
+	conf.batterybudget = 30;
+	/* 123456 * 30 / 100 = 37036.8 */
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, 123456, POWER_BATTERY), 37036);
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, 123456, POWER_AC), 123456);
+	/* 3 * 30 / 100 = 0.9 */
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, 3, POWER_BATTERY), 0);
+	conf.batterybudget = 100;
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, 123456, POWER_BATTERY), 123456);
+	/* No overflow: 99% of G_MAXUINT64 is 18262276632972456098.85 */
+	conf.batterybudget = 99;
+	ck_assert_uint_eq(prophet_power_budget_kb(&conf, G_MAXUINT64, POWER_BATTERY),
+			  G_GUINT64_CONSTANT(18262276632972456098));
 }
 END_TEST
 
@@ -797,7 +836,9 @@ START_TEST(test_pause_describe)
 	Conf conf = { .minavailable = 7, .maxpressure = 15 };
 	g_autofree char *a = prophet_pause_describe(PROPHET_PAUSE_AVAILABLE, &conf);
 	g_autofree char *p = prophet_pause_describe(PROPHET_PAUSE_PRESSURE, &conf);
+	g_autofree char *b = prophet_pause_describe(PROPHET_PAUSE_BATTERY, &conf);
 
+	ck_assert_str_eq(b, "on battery");
 	ck_assert_str_eq(a, "MemAvailable is below 7% of MemTotal");
 	ck_assert_str_eq(p, "memory pressure (PSI some avg10) is above 15%");
 }
@@ -1020,6 +1061,7 @@ prophet_suite(void)
 	tcase_add_test(tc, test_budget_clamped);
 	tcase_add_test(tc, test_budget_memavailable);
 	tcase_add_loop_test(tc, test_pause, 0, G_N_ELEMENTS(pause_cases));
+	tcase_add_test(tc, test_pause_battery);
 	tcase_add_test(tc, test_pause_describe);
 	suite_add_tcase(s, tc);
 
