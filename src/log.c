@@ -14,6 +14,9 @@
  * stderr is), lines carry a "<N>" syslog priority prefix instead of a
  * timestamp: the journal stamps them itself and uses the priority for
  * filtering and colouring.
+ *
+ * Rate limits (LogLimit) keep a cause that outside input repeats from
+ * filling the log. Their clock is the caller's, so tests drive it.
  */
 #include "config.h"
 
@@ -39,6 +42,9 @@ static GMutex log_lock;
 static int log_fd = -1;             /* the log file, or -1 for stderr */
 static char *log_path;              /* its path, for log_reopen() */
 static gboolean log_to_journal;     /* stderr is the systemd journal */
+
+/* Guards the runtime fields of every LogLimit; never held while logging. */
+static GMutex limit_lock;
 
 static int
 clamp_verbosity(int verbosity)
@@ -267,4 +273,67 @@ log_close(void)
 	g_mutex_unlock(&log_lock);
 	if (old_fd >= 0)
 		close(old_fd);
+}
+
+/*
+ * Ends the limit's window if it is over at `now` (or none was open) and
+ * returns how many messages it suppressed. Called with limit_lock held.
+ */
+static guint
+limit_roll(LogLimit *limit, gint64 now, gboolean open_new)
+{
+	guint suppressed = 0;
+
+	if (!limit->open || now - limit->window_start >= limit->interval_us) {
+		suppressed = limit->suppressed;
+		limit->shown = 0;
+		limit->suppressed = 0;
+		limit->open = open_new;
+		limit->window_start = now;
+	}
+	return suppressed;
+}
+
+static void
+limit_report(const LogLimit *limit, guint suppressed)
+{
+	if (suppressed == 0)
+		return;
+	g_log(G_LOG_DOMAIN, limit->level,
+	      "%s: suppressed %u similar message%s in the last %" G_GINT64_FORMAT " s",
+	      limit->what, suppressed, suppressed == 1 ? "" : "s",
+	      limit->interval_us / G_USEC_PER_SEC);
+}
+
+gboolean
+log_limit_allow(LogLimit *limit, gint64 now)
+{
+	gboolean allow;
+	guint suppressed;
+
+	g_return_val_if_fail(limit != NULL, TRUE);
+
+	g_mutex_lock(&limit_lock);
+	suppressed = limit_roll(limit, now, TRUE);
+	allow = limit->shown < limit->burst;
+	if (allow)
+		limit->shown++;
+	else
+		limit->suppressed++;
+	g_mutex_unlock(&limit_lock);
+	limit_report(limit, suppressed);
+	return allow;
+}
+
+void
+log_limit_flush(LogLimit *limit, gint64 now)
+{
+	guint suppressed;
+
+	g_return_if_fail(limit != NULL);
+
+	g_mutex_lock(&limit_lock);
+	suppressed = limit->open ? limit_roll(limit, now, FALSE) : 0;
+	g_mutex_unlock(&limit_lock);
+	limit_report(limit, suppressed);
 }

@@ -10,6 +10,10 @@
  * Messages go to a log file (reopened on SIGHUP for logrotate) or to
  * stderr. Lines carry a timestamp, except when stderr is the systemd
  * journal, which stamps them itself.
+ *
+ * A message that outside input can trigger again and again (a file that
+ * fails to read every cycle, an unreadable /proc file) goes through a
+ * LogLimit, so that the log cannot fill with it.
  */
 #pragma once
 
@@ -32,3 +36,42 @@ gboolean log_set_file(const char *path, GError **error);
 gboolean log_reopen(GError **error);
 /* Closes the log file and returns to stderr. */
 void log_close(void);
+
+/*
+ * A rate limit for one cause of messages: at most `burst` messages per
+ * window of `interval` seconds; the rest are counted, and the first call
+ * after the window ends (log_limit_allow() or log_limit_flush()) logs one
+ * line "WHAT: suppressed K similar messages in the last N s" at `level`.
+ * Embed one per call site in the object that logs (zeroed runtime fields
+ * from LOG_LIMIT_INIT); any thread may use it (log.c locks).
+ */
+typedef struct LogLimit {
+	const char *what;       /* names the cause in the "suppressed" line */
+	GLogLevelFlags level;   /* the level of that line */
+	guint burst;            /* messages shown per window */
+	gint64 interval_us;     /* the window's length */
+	/* runtime */
+	gboolean open;          /* a window is open */
+	gint64 window_start;    /* monotonic us of its start */
+	guint shown;            /* messages shown in this window */
+	guint suppressed;       /* messages dropped in this window */
+} LogLimit;
+
+#define LOG_LIMIT_INIT(what, level, burst, interval_s) \
+	{ (what), (level), (burst), (gint64)(interval_s) * G_USEC_PER_SEC, FALSE, 0, 0, 0 }
+
+/*
+ * Whether one more message of this cause may be logged at `now`
+ * (monotonic microseconds, g_get_monotonic_time() outside tests); counts
+ * it either way. Logs the "suppressed" line of a window that has ended.
+ */
+gboolean log_limit_allow(LogLimit *limit, gint64 now);
+/* Logs the "suppressed" line if the window has ended by `now`, and closes it. */
+void log_limit_flush(LogLimit *limit, gint64 now);
+
+/* g_log() through a LogLimit, with the current monotonic time. */
+#define log_limited(limit, level, ...) \
+	do { \
+		if (log_limit_allow((limit), g_get_monotonic_time())) \
+			g_log(G_LOG_DOMAIN, (level), __VA_ARGS__); \
+	} while (0)

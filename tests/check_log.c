@@ -273,6 +273,116 @@ START_TEST(test_log_threads)
 }
 END_TEST
 
+/* ---- rate limits, on an injected clock ---- */
+
+#define SEC G_USEC_PER_SEC
+
+/* Logs message i of a cause through the limit at time now (seconds). */
+static void
+limited(LogLimit *limit, double now, int i)
+{
+	if (log_limit_allow(limit, (gint64)(now * SEC)))
+		g_warning("file %d is unreadable", i);
+}
+
+/* The log file's lines without their timestamps. */
+static char *
+untimed(const char *path)
+{
+	g_autofree char *text = read_text(path);
+	g_autoptr(GRegex) stamp = g_regex_new("^\\[[-0-9 :]{19}\\] ", G_REGEX_MULTILINE, 0, NULL);
+
+	return g_regex_replace_literal(stamp, text, -1, 0, "", 0, NULL);
+}
+
+START_TEST(test_log_limit)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = g_build_filename(tmpdir, "preload.log", NULL);
+	g_autofree char *text = NULL;
+	LogLimit limit = LOG_LIMIT_INIT("read errors", G_LOG_LEVEL_WARNING, 3, 60);
+
+	g_unsetenv("JOURNAL_STREAM");
+	log_init(4);
+	ck_assert(log_set_file(path, &error));
+	/* Window 1 opens at 1000 s: 3 shown, 7 dropped. */
+	for (int i = 0; i < 10; i++)
+		limited(&limit, 1000 + i, i);
+	ck_assert_uint_eq(limit.shown, 3);
+	ck_assert_uint_eq(limit.suppressed, 7);
+	/* 1059.9 s is still in it: dropped. */
+	limited(&limit, 1059.9, 10);
+	/* 1060 s ends it: the count, then a new window with message 11 shown. */
+	limited(&limit, 1060, 11);
+	limited(&limit, 1061, 12);
+	limited(&limit, 1062, 13);
+	limited(&limit, 1063, 14);
+	/* A flush inside the window reports nothing... */
+	log_limit_flush(&limit, 1119);
+	/* ...one after it reports message 14 and closes it. */
+	log_limit_flush(&limit, 1120);
+	log_limit_flush(&limit, 5000);
+	/* Long quiet: a fresh window, no count line. */
+	limited(&limit, 9000, 15);
+	log_close();
+
+	text = untimed(path);
+	ck_assert_str_eq(text,
+			 "warning: file 0 is unreadable\n"
+			 "warning: file 1 is unreadable\n"
+			 "warning: file 2 is unreadable\n"
+			 "warning: read errors: suppressed 8 similar messages in the last 60 s\n"
+			 "warning: file 11 is unreadable\n"
+			 "warning: file 12 is unreadable\n"
+			 "warning: file 13 is unreadable\n"
+			 "warning: read errors: suppressed 1 similar message in the last 60 s\n"
+			 "warning: file 15 is unreadable\n");
+}
+END_TEST
+
+/* Within any window of the interval at most burst messages and one count line. */
+START_TEST(test_log_limit_bound)
+{
+	LogLimit limit = LOG_LIMIT_INIT("x", G_LOG_LEVEL_DEBUG, 5, 3600);
+	guint shown = 0;
+
+	log_init(0);
+	/* One message a second for a day: 5 per hour, 24 hours. */
+	for (gint64 t = 0; t < 86400; t++)
+		shown += log_limit_allow(&limit, t * SEC);
+	ck_assert_uint_eq(shown, 5 * 24);
+	ck_assert_uint_eq(limit.suppressed, 3600 - 5);
+}
+END_TEST
+
+/* Threads share a limit: the burst is never exceeded. */
+static gpointer
+limit_worker(gpointer data)
+{
+	LogLimit *limit = data;
+	guint shown = 0;
+
+	for (int i = 0; i < 1000; i++)
+		shown += log_limit_allow(limit, 42 * SEC);
+	return GUINT_TO_POINTER(shown);
+}
+
+START_TEST(test_log_limit_threads)
+{
+	LogLimit limit = LOG_LIMIT_INIT("x", G_LOG_LEVEL_DEBUG, 10, 60);
+	GThread *threads[LOG_THREADS];
+	guint shown = 0;
+
+	log_init(0);
+	for (int t = 0; t < LOG_THREADS; t++)
+		threads[t] = g_thread_new("limit", limit_worker, &limit);
+	for (int t = 0; t < LOG_THREADS; t++)
+		shown += GPOINTER_TO_UINT(g_thread_join(threads[t]));
+	ck_assert_uint_eq(shown, 10);
+	ck_assert_uint_eq(limit.suppressed, LOG_THREADS * 1000 - 10);
+}
+END_TEST
+
 static Suite *
 log_suite(void)
 {
@@ -288,6 +398,9 @@ log_suite(void)
 	tcase_add_test(tc, test_log_journal);
 	tcase_add_test(tc, test_log_not_journal);
 	tcase_add_test(tc, test_log_threads);
+	tcase_add_test(tc, test_log_limit);
+	tcase_add_test(tc, test_log_limit_bound);
+	tcase_add_test(tc, test_log_limit_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
