@@ -24,6 +24,7 @@ struct Cycle {
 	Learn *learn;
 	CyclePrediction last;
 	guint count;              /* updates run */
+	LogLimit scan_log;        /* "scan failed" repeats every cycle while /proc is broken */
 };
 
 Cycle *
@@ -42,6 +43,7 @@ cycle_new(Model *model, const Conf *conf, const CycleSources *sources)
 	cycle->sources = *sources;
 	cycle->scan = scan_new();
 	cycle->learn = learn_new();
+	cycle->scan_log = (LogLimit)LOG_LIMIT_INIT("scan", G_LOG_LEVEL_WARNING, 5, 3600);
 	return cycle;
 }
 
@@ -124,7 +126,10 @@ cycle_scan_half(Cycle *cycle)
 	else
 		ok = scan_proc(cycle->scan, cycle->model, conf, cycle->model->time, &error);
 	if (!ok)
-		g_warning("scan failed: %s", error ? error->message : "unknown error");
+		log_limited(&cycle->scan_log, G_LOG_LEVEL_WARNING, "scan failed: %s",
+			    error ? error->message : "unknown error");
+	else
+		log_limit_flush(&cycle->scan_log, g_get_monotonic_time());
 	stage_done(cycle, CYCLE_SCAN);
 	cycle->model->time += first_half(conf);
 }

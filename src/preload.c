@@ -122,7 +122,16 @@ typedef struct Daemon {
 	guint64 batches;
 	guint64 read_bytes;
 	guint64 read_calls;
+
+	/* Rate limits of the warnings a broken /proc or disk repeats every cycle */
+	LogLimit mem_log;        /* cannot read memory figures */
+	LogLimit read_log;       /* readahead: read errors */
+	LogLimit odd_log;        /* readahead: odd files skipped */
 } Daemon;
+
+/* At most this many warnings of each cause per LOG_LIMIT_SECONDS. */
+#define LOG_LIMIT_BURST 5
+#define LOG_LIMIT_SECONDS 3600
 
 /*
  * CPU time of the calling thread (or of the whole process), in
@@ -377,7 +386,8 @@ daemon_plan(gpointer data, const Conf *conf, CyclePlan *plan)
 	g_autoptr(GError) error = NULL;
 
 	if (!proc_get_memstat(&d->mem, &error)) {
-		g_warning("cannot read memory figures: %s; not predicting this cycle", error->message);
+		log_limited(&d->mem_log, G_LOG_LEVEL_WARNING,
+			    "cannot read memory figures: %s; not predicting this cycle", error->message);
 		return;
 	}
 	update_pause(d);
@@ -404,6 +414,8 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	options.maxprocs = (int)conf->maxprocs;
 	options.check_residency = conf->checkresidency;
 	options.slice_bytes = (guint64)conf->slicekb * 1024;
+	options.warning_limit = &d->read_log;
+	options.notice_limit = &d->odd_log;
 	if (readahead_start(requests, &options, readahead_done, d))
 		return CYCLE_READ_STARTED;
 	/*
@@ -493,6 +505,17 @@ close_trace(Daemon *d)
 		g_warning("cannot finish the trace: %s", error->message);
 }
 
+/* What the rate limits held back is counted once their window is over. */
+static void
+flush_log_limits(Daemon *d)
+{
+	gint64 now = g_get_monotonic_time();
+
+	log_limit_flush(&d->mem_log, now);
+	log_limit_flush(&d->read_log, now);
+	log_limit_flush(&d->odd_log, now);
+}
+
 /* ---- the two timers ---- */
 
 static gboolean
@@ -503,6 +526,7 @@ on_update(gpointer user_data)
 	d->cycle_source = 0;
 	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
 	cycle_update_half(d->cycle);
+	flush_log_limits(d);
 	d->selected_maps = cycle_get_prediction(d->cycle)->selected_maps;
 	d->selected_kb = cycle_get_prediction(d->cycle)->selected_kb;
 	d->cycles = cycle_get_count(d->cycle);
@@ -1066,7 +1090,16 @@ main(int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(Conf) defaults = NULL;
-	Daemon daemon_ = { .signal_fd = -1, .lock_fd = -1 };
+	Daemon daemon_ = {
+		.signal_fd = -1, .lock_fd = -1,
+		.mem_log = LOG_LIMIT_INIT("memory figures", G_LOG_LEVEL_WARNING,
+					  LOG_LIMIT_BURST, LOG_LIMIT_SECONDS),
+		/* A batch shows up to 10 of each: two batches' worth an hour. */
+		.read_log = LOG_LIMIT_INIT("readahead errors", G_LOG_LEVEL_WARNING,
+					   20, LOG_LIMIT_SECONDS),
+		.odd_log = LOG_LIMIT_INIT("readahead skips", G_LOG_LEVEL_INFO,
+					  20, LOG_LIMIT_SECONDS),
+	};
 	Daemon *d = &daemon_;
 	gboolean exit_now = FALSE;
 	const char *logfile;

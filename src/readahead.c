@@ -552,6 +552,8 @@ typedef struct {
 	guint warnings_dropped; /* warnings not shown because of the cap */
 	guint notices;          /* infos shown about odd files */
 	guint notices_dropped;
+	LogLimit *warning_limit;  /* across batches, or NULL (ReadaheadOptions) */
+	LogLimit *notice_limit;
 	guint64 inflight;       /* bytes requested and not yet read */
 	GCond inflight_cond;    /* signalled when inflight falls */
 } Batch;
@@ -640,7 +642,17 @@ typedef struct {
 static void batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
 	G_GNUC_PRINTF(3, 4);
 
-/* Logs a warning or info unless this batch already logged MAX_MESSAGES of them. */
+/* Whether a limit (NULL: none) lets one more message through now. */
+static gboolean
+limit_allows(LogLimit *limit)
+{
+	return !limit || log_limit_allow(limit, g_get_monotonic_time());
+}
+
+/*
+ * Logs a warning or info unless this batch already logged MAX_MESSAGES of
+ * them or the limit across batches holds it back.
+ */
 static void
 batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
 {
@@ -662,7 +674,8 @@ batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
 			batch->notices_dropped++;
 	}
 	g_mutex_unlock(&batch->lock);
-	if (!show)
+	if (!show ||
+	    !limit_allows(level == G_LOG_LEVEL_WARNING ? batch->warning_limit : batch->notice_limit))
 		return;
 	va_start(ap, format);
 	g_logv(G_LOG_DOMAIN, level, format, ap);
@@ -1456,7 +1469,7 @@ run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
 		int threads = (int)MIN((guint)options->maxprocs, groups->len);
 
 		pool = g_thread_pool_new(pool_worker, batch, threads, TRUE, &error);
-		if (!pool)
+		if (!pool && limit_allows(batch->warning_limit))
 			g_warning("cannot start %d readahead threads: %s, reading in one",
 				  threads, error->message);
 	}
@@ -1505,6 +1518,8 @@ run_batch(GArray *requests, const ReadaheadOptions *options, const gint *stop)
 	g_cond_init(&batch.inflight_cond);
 	batch.stop = stop;
 	batch.check_residency = options->check_residency;
+	batch.warning_limit = options->warning_limit;
+	batch.notice_limit = options->notice_limit;
 	batch.cap_fowner = options->check_residency && have_cap_fowner();
 	/* Never 0, the value of a thread that has not read yet. */
 	do
@@ -1541,9 +1556,9 @@ run_batch(GArray *requests, const ReadaheadOptions *options, const gint *stop)
 	 * pool's own synchronisation.
 	 */
 	g_mutex_lock(&batch.lock);
-	if (batch.warnings_dropped > 0)
+	if (batch.warnings_dropped > 0 && limit_allows(batch.warning_limit))
 		g_warning("readahead: %u more read errors not shown", batch.warnings_dropped);
-	if (batch.notices_dropped > 0)
+	if (batch.notices_dropped > 0 && limit_allows(batch.notice_limit))
 		g_info("readahead: %u more odd files skipped, not shown", batch.notices_dropped);
 
 	stats = batch.stats;
@@ -1679,8 +1694,9 @@ readahead_start(GArray *requests, const ReadaheadOptions *options,
 		g_mutex_unlock(&job_lock);
 		if (job->thread)
 			return TRUE;
-		g_warning("cannot start the readahead thread: %s, reading in the main thread",
-			  error->message);
+		if (limit_allows(options->warning_limit))
+			g_warning("cannot start the readahead thread: %s, reading in the main thread",
+				  error->message);
 		job->requests = NULL;
 		job_free(job);
 	}

@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "log.h"
+
 enum {
 	SORT_NONE = 0,
 	SORT_PATH = 1,
@@ -57,6 +59,13 @@ typedef struct ReadaheadOptions {
 	int maxprocs;             /* worker threads; 0 reads in the calling thread */
 	gboolean check_residency; /* request only pages not in the page cache */
 	guint64 slice_bytes;      /* sort and read in slices of this size; 0: one slice */
+	/*
+	 * Rate limits across batches (the caller owns them), for the read
+	 * errors and the odd files that repeat every cycle; NULL: each batch
+	 * still shows at most 10 of each.
+	 */
+	LogLimit *warning_limit;
+	LogLimit *notice_limit;
 } ReadaheadOptions;
 
 typedef struct ReadaheadStats {

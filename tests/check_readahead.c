@@ -767,6 +767,68 @@ assert_skipped(const char *path)
 	ck_assert_int_lt(g_get_monotonic_time() - t0, 2 * G_USEC_PER_SEC);
 }
 
+/* Counts the log lines that contain the text user_data points to (a Counter). */
+typedef struct {
+	const char *text;
+	guint lines;
+	guint summaries;   /* "... not shown" */
+} Counter;
+
+static void
+count_lines(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+	Counter *counter = data;
+
+	(void)domain;
+	(void)level;
+	if (strstr(message, counter->text))
+		counter->lines++;
+	if (strstr(message, "not shown"))
+		counter->summaries++;
+}
+
+/* Two batches of 12 FIFOs: the limit across batches, not only the cap per batch. */
+static Counter
+log_two_batches(LogLimit *limit)
+{
+	ReadaheadOptions options = { .strategy = SORT_PATH, .notice_limit = limit };
+	Counter counter = { "not a regular file", 0, 0 };
+	guint handler = g_log_set_handler(G_LOG_DOMAIN, G_LOG_LEVEL_MASK, count_lines, &counter);
+
+	for (int batch = 0; batch < 2; batch++) {
+		/* A batch consumes its requests. */
+		g_autoptr(GArray) reqs = readahead_requests_new();
+
+		for (int i = 0; i < 12; i++) {
+			g_autofree char *name = g_strdup_printf("fifo%02d", i);
+			g_autofree char *f = in_dir(name);
+
+			if (access(f, F_OK) != 0)
+				ck_assert_int_eq(mkfifo(f, 0600), 0);
+			readahead_requests_add(reqs, f, 0, 4096);
+		}
+		ck_assert_uint_eq(readahead_run(reqs, &options).skipped, 12);
+	}
+	g_log_remove_handler(G_LOG_DOMAIN, handler);
+	return counter;
+}
+
+START_TEST(test_run_messages_limited)
+{
+	LogLimit limit = LOG_LIMIT_INIT("readahead skips", G_LOG_LEVEL_INFO, 3, 3600);
+	Counter unlimited = log_two_batches(NULL);
+	Counter limited = log_two_batches(&limit);
+
+	/* 10 a batch and a summary line each, without a limit... */
+	ck_assert_uint_eq(unlimited.lines, 20);
+	ck_assert_uint_eq(unlimited.summaries, 2);
+	/* ...3 in all with one: 24 skips and 2 summaries held back, counted. */
+	ck_assert_uint_eq(limited.lines, 3);
+	ck_assert_uint_eq(limited.summaries, 0);
+	ck_assert_uint_eq(limit.suppressed, 7 + 1 + 10 + 1);
+}
+END_TEST
+
 START_TEST(test_run_fifo_is_skipped)
 {
 	g_autofree char *f = in_dir("lib.so");
@@ -1755,6 +1817,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_run_slices);
 	tcase_add_test(tc, test_hold_delays_reads);
 	tcase_add_test(tc, test_run_fifo_is_skipped);
+	tcase_add_test(tc, test_run_messages_limited);
 	tcase_add_test(tc, test_run_symlinks_are_skipped);
 	tcase_add_test(tc, test_run_special_files_are_skipped);
 	tcase_add_test(tc, test_run_missing_is_skipped);
