@@ -36,8 +36,6 @@
 
 #include <glib/gstdio.h>
 
-#include "sha256.h"
-
 G_DEFINE_QUARK(preload-state-error-quark, state_error)
 
 #define STATE_TAG "PRELOAD-STATE"
@@ -884,9 +882,8 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 
 /* END <records> <sha256> */
 static gboolean
-load_end(Loader *ld, char **f, guint nf, Sha256 *checksum, GError **error)
+load_end(Loader *ld, char **f, guint nf, GChecksum *checksum, GError **error)
 {
-	char digest[SHA256_HEX_SIZE];
 	guint64 count;
 
 	if (nf != 3)
@@ -898,8 +895,7 @@ load_end(Loader *ld, char **f, guint nf, Sha256 *checksum, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "END counts %" G_GUINT64_FORMAT " records, the file has %" G_GUINT64_FORMAT,
 				 count, ld->records);
-	sha256_finish_hex(checksum, digest);
-	if (g_ascii_strcasecmp(f[2], digest) != 0)
+	if (g_ascii_strcasecmp(f[2], g_checksum_get_string(checksum)) != 0)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "checksum mismatch, the file is damaged");
 	return TRUE;
 }
@@ -951,14 +947,12 @@ read_line(Loader *ld, FILE *file, char **line, size_t *size, gsize *len, GError 
 static gboolean
 load_stream(Loader *ld, FILE *file, GError **error)
 {
-	g_auto(Sha256) checksum = { 0 };
+	g_autoptr(GChecksum) checksum = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autofree char *line = NULL;
 	size_t size = 0;
 	gsize len;
 	char *f[MAX_FIELDS];
 	guint nf;
-
-	sha256_init(&checksum);
 
 	switch (read_line(ld, file, &line, &size, &len, error)) {
 	case LINE_ERROR:
@@ -972,7 +966,7 @@ load_stream(Loader *ld, FILE *file, GError **error)
 	case LINE_OK:
 		break;
 	}
-	sha256_update(&checksum, line, len);
+	g_checksum_update(checksum, (const guchar *)line, (gssize)len);
 	line[len - 1] = '\0';
 	nf = split_fields(line, f);
 	if (!load_header(ld, f, nf, error))
@@ -995,7 +989,7 @@ load_stream(Loader *ld, FILE *file, GError **error)
 		if (!ld->legacy && strncmp(line, "END", 3) == 0 &&
 		    (line[3] == '\t' || line[3] == '\n'))
 			break;
-		sha256_update(&checksum, line, len);
+		g_checksum_update(checksum, (const guchar *)line, (gssize)len);
 		line[len - 1] = '\0';
 		if (line[0] == '\0' || line[0] == '#')
 			continue;
@@ -1007,7 +1001,7 @@ load_stream(Loader *ld, FILE *file, GError **error)
 	/* The END line. */
 	line[len - 1] = '\0';
 	nf = split_fields(line, f);
-	if (!load_end(ld, f, nf, &checksum, error))
+	if (!load_end(ld, f, nf, checksum, error))
 		return FALSE;
 
 	errno = 0;
@@ -1214,7 +1208,7 @@ write_all(int fd, const char *buf, gsize len)
 typedef struct StateWriter {
 	GString *buf;
 	int fd;
-	Sha256 checksum;
+	GChecksum *checksum;
 	int err;
 } StateWriter;
 
@@ -1225,7 +1219,7 @@ writer_flush(StateWriter *w)
 {
 	if (w->buf->len == 0)
 		return;
-	sha256_update(&w->checksum, w->buf->str, w->buf->len);
+	g_checksum_update(w->checksum, (const guchar *)w->buf->str, (gssize)w->buf->len);
 	if (w->err == 0 && !write_all(w->fd, w->buf->str, w->buf->len))
 		w->err = errno ? errno : EIO;
 	g_string_truncate(w->buf, 0);
@@ -1252,7 +1246,6 @@ state_format(Model *model, StateWriter *w)
 	g_autoptr(GPtrArray) exes = g_ptr_array_new();
 	g_autoptr(GPtrArray) exe_uris = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) bad_paths = NULL;
-	char digest[SHA256_HEX_SIZE];
 	g_autoptr(GHashTable) files = NULL;     /* FileRecord * -> its index */
 	g_autoptr(GString) file_lines = NULL;
 	g_autoptr(GPtrArray) map_order = NULL;  /* Map * by index */
@@ -1467,9 +1460,9 @@ state_format(Model *model, StateWriter *w)
 	}
 
 	writer_flush(w);
-	sha256_finish_hex(&w->checksum, digest);
 	/* The END line is not part of what it sums. */
-	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records, digest);
+	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records,
+			       g_checksum_get_string(w->checksum));
 	if (w->err == 0 && !write_all(w->fd, out->str, out->len))
 		w->err = errno ? errno : EIO;
 	g_string_truncate(out, 0);
@@ -1519,10 +1512,9 @@ state_save(Model *model, const char *path, GError **error)
 		return save_fail(error, path, "cannot create a temporary file", errno);
 
 	buf = g_string_sized_new(STATE_WRITE_CHUNK + 4096);
-	w = (StateWriter){ .buf = buf, .fd = fd };
-	sha256_init(&w.checksum);
+	w = (StateWriter){ .buf = buf, .fd = fd, .checksum = g_checksum_new(G_CHECKSUM_SHA256) };
 	err = state_format(model, &w);
-	sha256_clear(&w.checksum);
+	g_checksum_free(w.checksum);
 	if (err != 0) {
 		close(fd);
 		g_unlink(tmp);
