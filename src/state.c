@@ -69,17 +69,8 @@ typedef enum {
 	SECTION_MARKOV,
 	SECTION_HITS,
 	SECTION_BADEXE,
+	SECTION_COUNT
 } Section;
-
-static const char *const section_tags[] = {
-	[SECTION_FILE] = "FILE",
-	[SECTION_MAP] = "MAP",
-	[SECTION_EXE] = "EXE",
-	[SECTION_EXEMAP] = "EXEMAP",
-	[SECTION_MARKOV] = "MARKOV",
-	[SECTION_HITS] = "HITS",
-	[SECTION_BADEXE] = "BADEXE",
-};
 
 typedef struct {
 	const char *path;         /* for messages */
@@ -729,24 +720,492 @@ load_badexe(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
-typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error);
+/* ---- saving ---- */
 
+/*
+ * A value the loader accepts. The model never produces anything else,
+ * but one NaN from a bug must not make the whole file unloadable and
+ * lose everything at the next start.
+ */
+static double
+saveable(double v, double min, double max)
+{
+	if (!isfinite(v))
+		return min;
+	return CLAMP(v, min, max);
+}
+
+static void
+append_double(GString *out, double v)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_string_append_c(out, '\t');
+	/*
+	 * Text that reads back as the very same double, short when it can
+	 * be: aged values are rounded to 7 significant digits (model_age()),
+	 * and their 17-digit form would double the size of the file.
+	 */
+	if (v == 0 && !signbit(v)) {
+		g_string_append_c(out, '0');
+		return;
+	}
+	g_ascii_formatd(buf, sizeof(buf), "%.7g", v);
+	if (g_ascii_strtod(buf, NULL) != v || strchr(buf, 'e'))
+		g_ascii_dtostr(buf, sizeof(buf), v);
+	g_string_append(out, buf);
+}
+
+/*
+ * The same for a float (a chain's sojourns and weights): the shortest of
+ * 7, 8 and 9 significant digits that reads back as the very same float;
+ * 9 always does. An aged value, rounded to 7 digits, takes 7.
+ */
+static void
+append_float(GString *out, float v)
+{
+	static const char *const formats[] = { "%.7g", "%.8g", "%.9g" };
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_string_append_c(out, '\t');
+	if (v == 0 && !signbit(v)) {
+		g_string_append_c(out, '0');
+		return;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+		g_ascii_formatd(buf, sizeof(buf), formats[i], v);
+		if ((float)g_ascii_strtod(buf, NULL) == v)
+			break;
+	}
+	g_string_append(out, buf);
+}
+
+/*
+ * v aged from model->aged_time to the model time, as the next model_age()
+ * would: the file holds every value as of its header's time, however long
+ * ago the daemon last aged the model (a short session may never reach its
+ * first hourly aging).
+ */
+static double
+aged(const Model *model, double v)
+{
+	gint64 elapsed = model->time - model->aged_time;
+
+	if (model->params.halflife <= 0 || elapsed <= 0)
+		return v;
+	return model_age_value(v, elapsed, model->params.halflife);
+}
+
+static int
+compare_exes_by_path(gconstpointer pa, gconstpointer pb)
+{
+	const Exe *a = *(Exe *const *)pa, *b = *(Exe *const *)pb;
+
+	return strcmp(a->path, b->path);
+}
+
+static int
+compare_strings(gconstpointer pa, gconstpointer pb)
+{
+	return strcmp(*(const char *const *)pa, *(const char *const *)pb);
+}
+
+static gboolean
+write_all(int fd, const char *buf, gsize len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return FALSE;
+		}
+		if (n == 0) {
+			/* Should not happen for a regular file; do not spin. */
+			errno = EIO;
+			return FALSE;
+		}
+		buf += n;
+		len -= (gsize)n;
+	}
+	return TRUE;
+}
+
+/*
+ * A save on its way to the file, written out a chunk at a time: holding
+ * the whole text took as much memory again as a quarter of the model
+ * (2 MB at 1,000 exes) at every save. Everything written is also hashed
+ * for the END line. The first write error is kept and later writes are
+ * skipped, so the formatting code need not check each line.
+ */
+typedef struct StateWriter {
+	GString *buf;
+	int fd;
+	GChecksum *checksum;
+	int err;
+} StateWriter;
+
+#define STATE_WRITE_CHUNK (64 * 1024)
+
+static void
+writer_flush(StateWriter *w)
+{
+	if (w->buf->len == 0)
+		return;
+	g_checksum_update(w->checksum, (const guchar *)w->buf->str, (gssize)w->buf->len);
+	if (w->err == 0 && !write_all(w->fd, w->buf->str, w->buf->len))
+		w->err = errno ? errno : EIO;
+	g_string_truncate(w->buf, 0);
+}
+
+/* After each record: writes once a chunk's worth is waiting. */
+static void
+writer_line_done(StateWriter *w)
+{
+	if (w->buf->len >= STATE_WRITE_CHUNK)
+		writer_flush(w);
+}
+
+/*
+ * What a save writes, numbered before anything is written: records refer
+ * to each other by these indices, and a FILE must be numbered before the
+ * MAPs that refer to it. An exe or map whose path g_filename_to_uri()
+ * refuses (not absolute; never made by the scanner) is left out with
+ * everything that refers to it, rather than failing the save; it keeps
+ * the seq NOT_WRITTEN.
+ */
+#define NOT_WRITTEN G_MAXUINT
+
+typedef struct SavePlan {
+	GPtrArray *exes;       /* Exe * written, in path order: seq = index */
+	GPtrArray *exe_uris;   /* their URIs, owned */
+	GPtrArray *files;      /* FileRecord * by index, owned by file_seqs */
+	GPtrArray *file_uris;  /* their URIs, owned */
+	GHashTable *file_seqs; /* FileRecord * -> its index */
+	GPtrArray *maps;       /* Map * by index */
+	GArray *map_files;     /* guint: the FILE index of each map */
+} SavePlan;
+
+static void
+save_plan_clear(SavePlan *plan)
+{
+	g_clear_pointer(&plan->exes, g_ptr_array_unref);
+	g_clear_pointer(&plan->exe_uris, g_ptr_array_unref);
+	g_clear_pointer(&plan->files, g_ptr_array_unref);
+	g_clear_pointer(&plan->file_uris, g_ptr_array_unref);
+	g_clear_pointer(&plan->file_seqs, g_hash_table_unref);
+	g_clear_pointer(&plan->maps, g_ptr_array_unref);
+	g_clear_pointer(&plan->map_files, g_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SavePlan, save_plan_clear)
+
+/*
+ * The FILE index of map's file, numbering it if it is new; FALSE if its
+ * path has no URI.
+ */
+static gboolean
+plan_file(SavePlan *plan, const Map *map, guint *file_seq)
+{
+	FileRecord probe = { map->path, map->file };
+	FileRecord *rec;
+	gpointer seq;
+	char *uri;
+
+	if (g_hash_table_lookup_extended(plan->file_seqs, &probe, NULL, &seq)) {
+		*file_seq = GPOINTER_TO_UINT(seq);
+		return TRUE;
+	}
+	if (!(uri = g_filename_to_uri(map->path, NULL, NULL)))
+		return FALSE;
+	rec = g_new0(FileRecord, 1);
+	rec->path = g_strdup(map->path);
+	rec->id = map->file;
+	*file_seq = plan->files->len;
+	g_hash_table_insert(plan->file_seqs, rec, GUINT_TO_POINTER(*file_seq));
+	g_ptr_array_add(plan->files, rec);
+	g_ptr_array_add(plan->file_uris, uri);
+	return TRUE;
+}
+
+/*
+ * Exes in path order, so that the same model always gives the same file.
+ * MAPs: only those some exe uses (written or not: its maps are still
+ * worth keeping), numbered in order of first use, each pointing at the
+ * FILE (path and identity) it is a range of: a library's segments share
+ * one FILE line, so its path is written once.
+ */
+static void
+save_plan_init(SavePlan *plan, const Model *model)
+{
+	g_autoptr(GPtrArray) all = g_ptr_array_sized_new(g_hash_table_size(model->exes));
+	GHashTableIter iter;
+	gpointer value;
+
+	plan->exes = g_ptr_array_new();
+	plan->exe_uris = g_ptr_array_new_with_free_func(g_free);
+	plan->files = g_ptr_array_new();
+	plan->file_uris = g_ptr_array_new_with_free_func(g_free);
+	plan->file_seqs = g_hash_table_new_full(file_record_hash, file_record_equal,
+						file_record_free, NULL);
+	plan->maps = g_ptr_array_new();
+	plan->map_files = g_array_new(FALSE, FALSE, sizeof(guint));
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		g_ptr_array_add(all, value);
+	g_ptr_array_sort(all, compare_exes_by_path);
+
+	/* Forget seq numbers of earlier saves. */
+	for (guint i = 0; i < all->len; i++) {
+		Exe *exe = g_ptr_array_index(all, i);
+
+		exe->seq = NOT_WRITTEN;
+		for (guint j = 0; j < exe->exemaps->len; j++)
+			g_array_index(exe->exemaps, ExeMap, j).map->seq = NOT_WRITTEN;
+	}
+
+	for (guint i = 0; i < all->len; i++) {
+		Exe *exe = g_ptr_array_index(all, i);
+
+		for (guint j = 0; j < exe->exemaps->len; j++) {
+			Map *map = g_array_index(exe->exemaps, ExeMap, j).map;
+			guint file_seq;
+
+			if (map->seq != NOT_WRITTEN || !plan_file(plan, map, &file_seq))
+				continue;
+			map->seq = plan->maps->len;
+			g_ptr_array_add(plan->maps, map);
+			g_array_append_val(plan->map_files, file_seq);
+		}
+	}
+
+	for (guint i = 0; i < all->len; i++) {
+		Exe *exe = g_ptr_array_index(all, i);
+		char *uri = g_filename_to_uri(exe->path, NULL, NULL);
+
+		if (!uri)
+			continue;
+		exe->seq = plan->exes->len;
+		g_ptr_array_add(plan->exes, exe);
+		g_ptr_array_add(plan->exe_uris, uri);
+	}
+}
+
+/* A save in progress: the writer, the model and what of it is written. */
+typedef struct Saver {
+	StateWriter *w;
+	const Model *model;
+	const SavePlan *plan;
+	guint64 records;        /* record lines written, for the END line */
+} Saver;
+
+/* After each record line. */
+static void
+saver_record_done(Saver *s)
+{
+	s->records++;
+	writer_line_done(s->w);
+}
+
+/* FILE: see load_file(). */
+static void
+save_files(Saver *s)
+{
+	for (guint i = 0; i < s->plan->files->len; i++) {
+		const FileRecord *rec = g_ptr_array_index(s->plan->files, i);
+
+		g_string_append_printf(s->w->buf, "FILE\t%u\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%s\n", i,
+				       rec->id.dev, rec->id.ino, MIN(rec->id.size, (guint64)G_MAXINT64),
+				       MAX(rec->id.mtime, G_MININT64 + 1),
+				       (const char *)g_ptr_array_index(s->plan->file_uris, i));
+		saver_record_done(s);
+	}
+}
+
+/* MAP: see load_map(). */
+static void
+save_maps(Saver *s)
+{
+	for (guint i = 0; i < s->plan->maps->len; i++) {
+		const Map *map = g_ptr_array_index(s->plan->maps, i);
+		guint64 offset = MIN(map->offset, (guint64)G_MAXINT64);
+		guint64 length = MIN(map->length, (guint64)G_MAXINT64 - offset);
+
+		g_string_append_printf(s->w->buf, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\t%u\n",
+				       map->seq, MAX(map->update_time, -1), offset, length,
+				       g_array_index(s->plan->map_files, guint, i));
+		saver_record_done(s);
+	}
+}
+
+/* EXE: see load_exe(). */
+static void
+save_exes(Saver *s)
+{
+	for (guint i = 0; i < s->plan->exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(s->plan->exes, i);
+
+		g_string_append_printf(s->w->buf, "EXE\t%u\t%" G_GINT64_FORMAT, exe->seq,
+				       MAX(exe->update_time, -1));
+		append_double(s->w->buf, saveable(aged(s->model, exe->time), 0, G_MAXDOUBLE));
+		g_string_append_printf(s->w->buf, "\t%s\n",
+				       (const char *)g_ptr_array_index(s->plan->exe_uris, i));
+		saver_record_done(s);
+	}
+}
+
+/*
+ * EXEMAP: see load_exemap(). Runs of uses of consecutive maps with the
+ * same probability and origin make one line: maps are numbered in order
+ * of first use, so an exe's own maps, and a library's segments, mostly
+ * are consecutive.
+ */
+static void
+save_exemaps(Saver *s)
+{
+	for (guint i = 0; i < s->plan->exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(s->plan->exes, i);
+
+		for (guint j = 0; j < exe->exemaps->len;) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
+			double prob = saveable(em->prob, 0, 1);
+			guint count = 1;
+
+			if (em->map->seq == NOT_WRITTEN) {
+				j++;
+				continue;
+			}
+			while (j + count < exe->exemaps->len) {
+				const ExeMap *next = &g_array_index(exe->exemaps, ExeMap, j + count);
+
+				if (next->map->seq != em->map->seq + count ||
+				    saveable(next->prob, 0, 1) != prob || next->origin != em->origin)
+					break;
+				count++;
+			}
+			g_string_append_printf(s->w->buf, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
+			append_double(s->w->buf, prob);
+			g_string_append_printf(s->w->buf, "\t%d\t%u\n",
+					       em->origin == EXEMAP_READ ? 1 : 0, count);
+			saver_record_done(s);
+			j += count;
+		}
+	}
+}
+
+/*
+ * MARKOV: see load_markov(). Every chain is in both of its exes' lists:
+ * it is written from its a side.
+ */
+static void
+save_chains(Saver *s)
+{
+	for (guint i = 0; i < s->plan->exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(s->plan->exes, i);
+
+		for (guint j = 0; j < exe->chains->len; j++) {
+			const Markov *m = g_ptr_array_index(exe->chains, j);
+			GString *out = s->w->buf;
+
+			if (m->a != exe || m->b->seq == NOT_WRITTEN)
+				continue;
+			g_string_append_printf(out, "MARKOV\t%u\t%u", m->a->seq, m->b->seq);
+			append_double(out, saveable(aged(s->model, m->time), 0, G_MAXDOUBLE));
+			for (int st = 0; st < 4; st++)
+				append_float(out, (float)saveable(m->time_to_leave[st], 0, G_MAXFLOAT));
+			/* The diagonal is the sum of its row: not written. */
+			for (int st = 0; st < 4; st++) {
+				for (int t = 0; t < 4; t++) {
+					if (t != st)
+						append_float(out, (float)saveable(aged(s->model, m->weight[st][t]),
+										  0, G_MAXFLOAT));
+				}
+			}
+			g_string_append_c(out, '\n');
+			saver_record_done(s);
+		}
+	}
+}
+
+/* HITS: see load_hits(). Only exes with starts: most programs of a maps scanner have none. */
+static void
+save_hits(Saver *s)
+{
+	for (guint i = 0; i < s->plan->exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(s->plan->exes, i);
+		ExeHits h = exe->hits;
+
+		if (h.starts == 0)
+			continue;
+		/* What the loader checks, whatever a bug or a saturation did. */
+		h.checks = MIN(h.checks, h.starts);
+		h.prefetched = MIN(h.prefetched, h.bytes);
+		h.probed = MIN(h.probed, h.bytes);
+		h.resident = MIN(h.resident, h.probed);
+		g_string_append_printf(s->w->buf, "HITS\t%u\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
+				       "\t%" G_GUINT64_FORMAT "\n", exe->seq, h.starts, h.checks,
+				       h.bytes, h.prefetched, h.probed, h.resident);
+		saver_record_done(s);
+	}
+}
+
+/* BADEXE: see load_badexe(). In path order, like the exes. */
+static void
+save_bad_exes(Saver *s)
+{
+	g_autoptr(GPtrArray) paths = g_ptr_array_new();
+	GHashTableIter iter;
+	gpointer key;
+
+	g_hash_table_iter_init(&iter, s->model->bad_exes);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		g_ptr_array_add(paths, key);
+	g_ptr_array_sort(paths, compare_strings);
+	for (guint i = 0; i < paths->len; i++) {
+		const char *path = g_ptr_array_index(paths, i);
+		const BadExe *bad = g_hash_table_lookup(s->model->bad_exes, path);
+		g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
+
+		if (!uri)
+			continue;
+		g_string_append_printf(s->w->buf, "BADEXE\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%s\n",
+				       MAX(bad->time, 0), bad->size, uri);
+		saver_record_done(s);
+	}
+}
+
+/* ---- the record types ---- */
+
+typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error);
+typedef void (*RecordSaver)(Saver *s);
+
+/*
+ * Every record type, in the order the file holds them (the Section
+ * order): its tag, its field counts in each format, how it is read and
+ * how it is written.
+ */
 static const struct {
 	const char *tag;
-	Section section;
 	guint fields;         /* in the current format, version 2 */
 	guint v1_fields;      /* in version 1; 0 if the record did not exist */
 	guint legacy_fields;  /* in the 0.6.4 format; 0 if it did not exist */
 	RecordLoader load;
+	RecordSaver save;
 } record_types[] = {
-	{ "FILE", SECTION_FILE, 7, 0, 0, load_file },
-	{ "MAP", SECTION_MAP, 6, 6, 7, load_map },
-	{ "EXE", SECTION_EXE, 5, 5, 6, load_exe },
-	{ "EXEMAP", SECTION_EXEMAP, 6, 4, 4, load_exemap },
-	{ "MARKOV", SECTION_MARKOV, 20, 24, 24, load_markov },
-	{ "HITS", SECTION_HITS, 8, 0, 0, load_hits },
-	{ "BADEXE", SECTION_BADEXE, 4, 4, 4, load_badexe },
+	[SECTION_FILE] = { "FILE", 7, 0, 0, load_file, save_files },
+	[SECTION_MAP] = { "MAP", 6, 6, 7, load_map, save_maps },
+	[SECTION_EXE] = { "EXE", 5, 5, 6, load_exe, save_exes },
+	[SECTION_EXEMAP] = { "EXEMAP", 6, 4, 4, load_exemap, save_exemaps },
+	[SECTION_MARKOV] = { "MARKOV", 20, 24, 24, load_markov, save_chains },
+	[SECTION_HITS] = { "HITS", 8, 0, 0, load_hits, save_hits },
+	[SECTION_BADEXE] = { "BADEXE", 4, 4, 4, load_badexe, save_bad_exes },
 };
+G_STATIC_ASSERT(G_N_ELEMENTS(record_types) == SECTION_COUNT);
 
 /*
  * Splits line in place at tabs into at most MAX_FIELDS fields; returns
@@ -775,15 +1234,14 @@ split_fields(char *line, char **f)
 static gboolean
 load_record(Loader *ld, char **f, guint nf, GError **error)
 {
-	for (gsize i = 0; i < G_N_ELEMENTS(record_types); i++) {
-		const char *tag = record_types[i].tag;
-		Section section = record_types[i].section;
+	for (Section section = 0; section < SECTION_COUNT; section++) {
+		const char *tag = record_types[section].tag;
 		guint want;
 
 		if (strcmp(f[0], tag) != 0)
 			continue;
-		want = ld->legacy ? record_types[i].legacy_fields
-		       : ld->version == 1 ? record_types[i].v1_fields : record_types[i].fields;
+		want = ld->legacy ? record_types[section].legacy_fields
+		       : ld->version == 1 ? record_types[section].v1_fields : record_types[section].fields;
 		/* A record of a later version in an older file: as unknown as any other. */
 		if (want == 0)
 			break;
@@ -799,11 +1257,11 @@ load_record(Loader *ld, char **f, guint nf, GError **error)
 			if (section < ld->section)
 				return load_fail(ld, error, STATE_ERROR_CORRUPT,
 						 "%s record after %s records", tag,
-						 section_tags[ld->section]);
+						 record_types[ld->section].tag);
 			ld->section = section;
 		}
 		ld->records++;
-		return record_types[i].load(ld, f, nf, error);
+		return record_types[section].load(ld, f, nf, error);
 	}
 	{
 		g_autofree char *quoted = quote_field(f[0]);
@@ -1086,386 +1544,34 @@ state_load_stream(FILE *file, const char *name, GError **error)
 	return loader_finish(&ld, ok);
 }
 
-/* ---- saving ---- */
-
 /*
- * A value the loader accepts. The model never produces anything else,
- * but one NaN from a bug must not make the whole file unloadable and
- * lose everything at the next start.
- */
-static double
-saveable(double v, double min, double max)
-{
-	if (!isfinite(v))
-		return min;
-	return CLAMP(v, min, max);
-}
-
-static void
-append_double(GString *out, double v)
-{
-	char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-	g_string_append_c(out, '\t');
-	/*
-	 * Text that reads back as the very same double, short when it can
-	 * be: aged values are rounded to 7 significant digits (model_age()),
-	 * and their 17-digit form would double the size of the file.
-	 */
-	if (v == 0 && !signbit(v)) {
-		g_string_append_c(out, '0');
-		return;
-	}
-	g_ascii_formatd(buf, sizeof(buf), "%.7g", v);
-	if (g_ascii_strtod(buf, NULL) != v || strchr(buf, 'e'))
-		g_ascii_dtostr(buf, sizeof(buf), v);
-	g_string_append(out, buf);
-}
-
-/*
- * The same for a float (a chain's sojourns and weights): the shortest of
- * 7, 8 and 9 significant digits that reads back as the very same float;
- * 9 always does. An aged value, rounded to 7 digits, takes 7.
- */
-static void
-append_float(GString *out, float v)
-{
-	static const char *const formats[] = { "%.7g", "%.8g", "%.9g" };
-	char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-	g_string_append_c(out, '\t');
-	if (v == 0 && !signbit(v)) {
-		g_string_append_c(out, '0');
-		return;
-	}
-	for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
-		g_ascii_formatd(buf, sizeof(buf), formats[i], v);
-		if ((float)g_ascii_strtod(buf, NULL) == v)
-			break;
-	}
-	g_string_append(out, buf);
-}
-
-/*
- * v aged from model->aged_time to the model time, as the next model_age()
- * would: the file holds every value as of its header's time, however long
- * ago the daemon last aged the model (a short session may never reach its
- * first hourly aging).
- */
-static double
-aged(const Model *model, double v)
-{
-	gint64 elapsed = model->time - model->aged_time;
-
-	if (model->params.halflife <= 0 || elapsed <= 0)
-		return v;
-	return model_age_value(v, elapsed, model->params.halflife);
-}
-
-static int
-compare_exes_by_path(gconstpointer pa, gconstpointer pb)
-{
-	const Exe *a = *(Exe *const *)pa, *b = *(Exe *const *)pb;
-
-	return strcmp(a->path, b->path);
-}
-
-static int
-compare_strings(gconstpointer pa, gconstpointer pb)
-{
-	return strcmp(*(const char *const *)pa, *(const char *const *)pb);
-}
-
-static gboolean
-write_all(int fd, const char *buf, gsize len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return FALSE;
-		}
-		if (n == 0) {
-			/* Should not happen for a regular file; do not spin. */
-			errno = EIO;
-			return FALSE;
-		}
-		buf += n;
-		len -= (gsize)n;
-	}
-	return TRUE;
-}
-
-/*
- * A save on its way to the file, written out a chunk at a time: holding
- * the whole text took as much memory again as a quarter of the model
- * (2 MB at 1,000 exes) at every save. Everything written is also hashed
- * for the END line. The first write error is kept and later writes are
- * skipped, so the formatting code need not check each line.
- */
-typedef struct StateWriter {
-	GString *buf;
-	int fd;
-	GChecksum *checksum;
-	int err;
-} StateWriter;
-
-#define STATE_WRITE_CHUNK (64 * 1024)
-
-static void
-writer_flush(StateWriter *w)
-{
-	if (w->buf->len == 0)
-		return;
-	g_checksum_update(w->checksum, (const guchar *)w->buf->str, (gssize)w->buf->len);
-	if (w->err == 0 && !write_all(w->fd, w->buf->str, w->buf->len))
-		w->err = errno ? errno : EIO;
-	g_string_truncate(w->buf, 0);
-}
-
-/* After each record: writes once a chunk's worth is waiting. */
-static void
-writer_line_done(StateWriter *w)
-{
-	if (w->buf->len >= STATE_WRITE_CHUNK)
-		writer_flush(w);
-}
-
-/*
- * The whole file, into w. Exes are written in path order so that the
- * same model always gives the same file. Maps and exes get their seq
- * numbers as a side effect. Returns 0 or the errno of the first write
- * that failed.
+ * The whole file, into w: the header, each record type's lines in the
+ * order of the table, the END line. Maps and exes get their seq numbers
+ * as a side effect. Returns 0 or the errno of the first write that
+ * failed.
  */
 static int
 state_format(Model *model, StateWriter *w)
 {
-	GString *out = w->buf;
-	g_autoptr(GPtrArray) exes = g_ptr_array_new();
-	g_autoptr(GPtrArray) exe_uris = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GPtrArray) bad_paths = NULL;
-	g_autoptr(GHashTable) files = NULL;     /* FileRecord * -> its index */
-	g_autoptr(GString) file_lines = NULL;
-	g_autoptr(GPtrArray) map_order = NULL;  /* Map * by index */
-	g_autoptr(GArray) map_files = g_array_new(FALSE, FALSE, sizeof(guint));
-	GHashTableIter iter;
-	gpointer key, value;
-	guint64 records = 0;
-	guint n_files = 0, n_maps = 0, n_exes = 0;
+	g_auto(SavePlan) plan = { 0 };
+	Saver s = { .w = w, .model = model, .plan = &plan };
 
-	g_string_append_printf(out, STATE_TAG "\t%d\t%" G_GINT64_FORMAT,
+	save_plan_init(&plan, model);
+	g_string_append_printf(w->buf, STATE_TAG "\t%d\t%" G_GINT64_FORMAT,
 			       STATE_FORMAT_VERSION, MAX(model->time, 0));
-	append_double(out, saveable(aged(model, model->total_time), 0, G_MAXDOUBLE));
-	g_string_append(out, "\n# preload " PACKAGE_VERSION " state: what it learned about the"
+	append_double(w->buf, saveable(aged(model, model->total_time), 0, G_MAXDOUBLE));
+	g_string_append(w->buf, "\n# preload " PACKAGE_VERSION " state: what it learned about the"
 			" programs run here (see doc/state-format.md)\n");
-
-	g_hash_table_iter_init(&iter, model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value))
-		g_ptr_array_add(exes, value);
-	g_ptr_array_sort(exes, compare_exes_by_path);
-
-	/* Forget seq numbers of earlier saves: G_MAXUINT means "not written". */
-	for (guint i = 0; i < exes->len; i++) {
-		Exe *exe = g_ptr_array_index(exes, i);
-
-		exe->seq = G_MAXUINT;
-		for (guint j = 0; j < exe->exemaps->len; j++)
-			g_array_index(exe->exemaps, ExeMap, j).map->seq = G_MAXUINT;
-	}
-
-	/*
-	 * MAPs: only those some exe uses, numbered in order of first use,
-	 * each pointing at the FILE (path and identity) it is a range of: a
-	 * library's segments share one FILE line, so its path is written
-	 * once. A path g_filename_to_uri() refuses (not absolute; never made
-	 * by the scanner) is left out with its uses rather than failing the
-	 * save.
-	 */
-	files = g_hash_table_new_full(file_record_hash, file_record_equal, file_record_free, NULL);
-	file_lines = g_string_new(NULL);
-	map_order = g_ptr_array_new();
-	for (guint i = 0; i < exes->len; i++) {
-		Exe *exe = g_ptr_array_index(exes, i);
-
-		for (guint j = 0; j < exe->exemaps->len; j++) {
-			Map *map = g_array_index(exe->exemaps, ExeMap, j).map;
-			FileRecord probe = { map->path, map->file };
-			gpointer file_seq;
-
-			if (map->seq != G_MAXUINT)
-				continue;
-			map->seq = G_MAXUINT - 1;  /* seen, and not writable unless set below */
-			if (!g_hash_table_lookup_extended(files, &probe, NULL, &file_seq)) {
-				g_autofree char *uri = g_filename_to_uri(map->path, NULL, NULL);
-				FileRecord *rec;
-
-				if (!uri)
-					continue;
-				rec = g_new0(FileRecord, 1);
-				rec->path = g_strdup(map->path);
-				rec->id = map->file;
-				file_seq = GUINT_TO_POINTER(n_files);
-				g_hash_table_insert(files, rec, file_seq);
-				g_string_append_printf(file_lines, "FILE\t%u\t%" G_GUINT64_FORMAT "\t%"
-						       G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%"
-						       G_GINT64_FORMAT "\t%s\n", n_files, map->file.dev,
-						       map->file.ino, MIN(map->file.size, (guint64)G_MAXINT64),
-						       MAX(map->file.mtime, G_MININT64 + 1), uri);
-				n_files++;
-				records++;
-			}
-			map->seq = n_maps++;
-			g_ptr_array_add(map_order, map);
-			{
-				guint fs = GPOINTER_TO_UINT(file_seq);
-
-				g_array_append_val(map_files, fs);
-			}
-		}
-	}
-	g_string_append_len(out, file_lines->str, (gssize)file_lines->len);
-	writer_line_done(w);
-	for (guint i = 0; i < map_order->len; i++) {
-		const Map *map = g_ptr_array_index(map_order, i);
-		guint64 offset = MIN(map->offset, (guint64)G_MAXINT64);
-		guint64 length = MIN(map->length, (guint64)G_MAXINT64 - offset);
-
-		g_string_append_printf(out, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT
-				       "\t%" G_GUINT64_FORMAT "\t%u\n",
-				       map->seq, MAX(map->update_time, -1), offset, length,
-				       g_array_index(map_files, guint, i));
-		records++;
-		writer_line_done(w);
-	}
-
-	for (guint i = 0; i < exes->len; i++) {
-		Exe *exe = g_ptr_array_index(exes, i);
-		char *uri = g_filename_to_uri(exe->path, NULL, NULL);
-
-		g_ptr_array_add(exe_uris, uri);
-		if (!uri)
-			continue;
-		exe->seq = n_exes++;
-		g_string_append_printf(out, "EXE\t%u\t%" G_GINT64_FORMAT, exe->seq,
-				       MAX(exe->update_time, -1));
-		append_double(out, saveable(aged(model, exe->time), 0, G_MAXDOUBLE));
-		g_string_append_printf(out, "\t%s\n", uri);
-		records++;
-		writer_line_done(w);
-	}
-
-	for (guint i = 0; i < exes->len; i++) {
-		Exe *exe = g_ptr_array_index(exes, i);
-
-		if (exe->seq >= G_MAXUINT - 1)
-			continue;
-		/*
-		 * Runs of uses of consecutive maps with the same probability and
-		 * origin make one line: maps are numbered in order of first use, so an exe's
-		 * own maps, and a library's segments, mostly are consecutive.
-		 */
-		for (guint j = 0; j < exe->exemaps->len;) {
-			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
-			double prob = saveable(em->prob, 0, 1);
-			guint count = 1;
-
-			if (em->map->seq >= G_MAXUINT - 1) {
-				j++;
-				continue;
-			}
-			while (j + count < exe->exemaps->len) {
-				const ExeMap *next = &g_array_index(exe->exemaps, ExeMap, j + count);
-
-				if (next->map->seq != em->map->seq + count ||
-				    saveable(next->prob, 0, 1) != prob || next->origin != em->origin)
-					break;
-				count++;
-			}
-			g_string_append_printf(out, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
-			append_double(out, prob);
-			g_string_append_printf(out, "\t%d\t%u\n", em->origin == EXEMAP_READ ? 1 : 0, count);
-			records++;
-			writer_line_done(w);
-			j += count;
-		}
-	}
-
-	/* Every chain is in both of its exes' lists: write it from its a side. */
-	for (guint i = 0; i < exes->len; i++) {
-		Exe *exe = g_ptr_array_index(exes, i);
-
-		if (exe->seq >= G_MAXUINT - 1)
-			continue;
-		for (guint j = 0; j < exe->chains->len; j++) {
-			const Markov *m = g_ptr_array_index(exe->chains, j);
-
-			if (m->a != exe || m->b->seq >= G_MAXUINT - 1)
-				continue;
-			g_string_append_printf(out, "MARKOV\t%u\t%u", m->a->seq, m->b->seq);
-			append_double(out, saveable(aged(model, m->time), 0, G_MAXDOUBLE));
-			for (int s = 0; s < 4; s++)
-				append_float(out, (float)saveable(m->time_to_leave[s], 0, G_MAXFLOAT));
-			/* The diagonal is the sum of its row: not written. */
-			for (int s = 0; s < 4; s++) {
-				for (int t = 0; t < 4; t++) {
-					if (t != s)
-						append_float(out, (float)saveable(aged(model, m->weight[s][t]),
-										  0, G_MAXFLOAT));
-				}
-			}
-			g_string_append_c(out, '\n');
-			records++;
-			writer_line_done(w);
-		}
-	}
-
-	/* Only exes with starts: most programs of a maps scanner have none. */
-	for (guint i = 0; i < exes->len; i++) {
-		const Exe *exe = g_ptr_array_index(exes, i);
-		ExeHits h = exe->hits;
-
-		if (exe->seq >= G_MAXUINT - 1 || h.starts == 0)
-			continue;
-		/* What the loader checks, whatever a bug or a saturation did. */
-		h.checks = MIN(h.checks, h.starts);
-		h.prefetched = MIN(h.prefetched, h.bytes);
-		h.probed = MIN(h.probed, h.bytes);
-		h.resident = MIN(h.resident, h.probed);
-		g_string_append_printf(out, "HITS\t%u\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
-				       "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
-				       "\t%" G_GUINT64_FORMAT "\n", exe->seq, h.starts, h.checks,
-				       h.bytes, h.prefetched, h.probed, h.resident);
-		records++;
-		writer_line_done(w);
-	}
-
-	bad_paths = g_ptr_array_new();
-	g_hash_table_iter_init(&iter, model->bad_exes);
-	while (g_hash_table_iter_next(&iter, &key, NULL))
-		g_ptr_array_add(bad_paths, key);
-	g_ptr_array_sort(bad_paths, compare_strings);
-	for (guint i = 0; i < bad_paths->len; i++) {
-		const char *path = g_ptr_array_index(bad_paths, i);
-		const BadExe *bad = g_hash_table_lookup(model->bad_exes, path);
-		g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
-
-		if (!uri)
-			continue;
-		g_string_append_printf(out, "BADEXE\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%s\n",
-				       MAX(bad->time, 0), bad->size, uri);
-		records++;
-		writer_line_done(w);
-	}
+	for (gsize i = 0; i < G_N_ELEMENTS(record_types); i++)
+		record_types[i].save(&s);
 
 	writer_flush(w);
 	/* The END line is not part of what it sums. */
-	g_string_append_printf(out, "END\t%" G_GUINT64_FORMAT "\t%s\n", records,
+	g_string_append_printf(w->buf, "END\t%" G_GUINT64_FORMAT "\t%s\n", s.records,
 			       g_checksum_get_string(w->checksum));
-	if (w->err == 0 && !write_all(w->fd, out->str, out->len))
+	if (w->err == 0 && !write_all(w->fd, w->buf->str, w->buf->len))
 		w->err = errno ? errno : EIO;
-	g_string_truncate(out, 0);
+	g_string_truncate(w->buf, 0);
 	return w->err;
 }
 
