@@ -90,6 +90,7 @@ typedef struct {
 	GHashTable *maps;         /* index -> Map * */
 	GHashTable *map_keys;     /* Map * set, by identity, for duplicates */
 	GHashTable *exes;         /* index -> Exe *, owned by the model */
+	guint64 end_lineno;       /* the END line, once the first pass found it */
 } Loader;
 
 /* A FILE record: a path and the identity of the file there. */
@@ -1338,9 +1339,12 @@ load_header(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
-/* END <records> <sha256> */
+/*
+ * END <records> <sha256>: the count of record lines and the SHA-256 of
+ * every byte before the END line.
+ */
 static gboolean
-load_end(Loader *ld, char **f, guint nf, GChecksum *checksum, GError **error)
+check_end(Loader *ld, char **f, guint nf, guint64 records, const char *digest, GError **error)
 {
 	guint64 count;
 
@@ -1349,13 +1353,19 @@ load_end(Loader *ld, char **f, guint nf, GChecksum *checksum, GError **error)
 				 "END record has %u fields, expected 3", nf);
 	if (!field_uint(ld, f[1], "record count", G_MAXUINT64, &count, error))
 		return FALSE;
-	if (count != ld->records)
+	if (count != records)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "END counts %" G_GUINT64_FORMAT " records, the file has %" G_GUINT64_FORMAT,
-				 count, ld->records);
-	if (g_ascii_strcasecmp(f[2], g_checksum_get_string(checksum)) != 0)
+				 count, records);
+	if (g_ascii_strcasecmp(f[2], digest) != 0)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "checksum mismatch, the file is damaged");
 	return TRUE;
+}
+
+static gboolean
+is_end_line(const char *line)
+{
+	return strncmp(line, "END", 3) == 0 && (line[3] == '\t' || line[3] == '\n');
 }
 
 typedef enum {
@@ -1365,54 +1375,192 @@ typedef enum {
 } LineResult;
 
 /*
- * Reads the next whole line into *line (without its '\n') and counts it.
- * A last line without '\n' means the file was cut short.
+ * Lines from a stream through one buffer of fixed size: no line, however
+ * long, makes it grow (getline() grew to the length of the longest line,
+ * 300 MB for a damaged file without newlines, before the length check).
  */
-static LineResult
-read_line(Loader *ld, FILE *file, char **line, size_t *size, gsize *len, GError **error)
+#define LINE_BUFFER_SIZE (2 * MAX_LINE_LENGTH)
+
+typedef struct LineReader {
+	FILE *file;
+	char *buf;          /* LINE_BUFFER_SIZE bytes */
+	gsize start, end;   /* the bytes read and not yet returned */
+	gboolean eof;
+} LineReader;
+
+static void
+reader_init(LineReader *r, FILE *file)
 {
-	ssize_t n;
+	r->file = file;
+	r->buf = g_malloc(LINE_BUFFER_SIZE);
+	r->start = r->end = 0;
+	r->eof = FALSE;
+}
 
+static void
+reader_clear(LineReader *r)
+{
+	g_clear_pointer(&r->buf, g_free);
+}
+
+/* Reads more after what is buffered; FALSE on a read error (errno set). */
+static gboolean
+reader_fill(LineReader *r)
+{
+	size_t n;
+
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+	}
 	errno = 0;
-	n = getline(line, size, file);
-	if (n < 0) {
-		int saved = errno;
-
-		if (ferror(file)) {
-			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot read: %s",
-				    ld->path, g_strerror(saved));
-			return LINE_ERROR;
-		}
-		return LINE_EOF;
+	n = fread(r->buf + r->end, 1, LINE_BUFFER_SIZE - r->end, r->file);
+	r->end += n;
+	if (n == 0) {
+		if (ferror(r->file))
+			return FALSE;
+		r->eof = TRUE;
 	}
-	ld->lineno++;
-	if ((*line)[n - 1] != '\n') {
-		load_fail(ld, error, STATE_ERROR_TRUNCATED, "incomplete last line, the file was cut short");
-		return LINE_ERROR;
-	}
-	if ((gsize)n > MAX_LINE_LENGTH) {
-		load_fail(ld, error, STATE_ERROR_CORRUPT, "line longer than %d bytes", MAX_LINE_LENGTH);
-		return LINE_ERROR;
-	}
-	if (memchr(*line, '\0', (size_t)n)) {
-		load_fail(ld, error, STATE_ERROR_CORRUPT, "NUL byte in line");
-		return LINE_ERROR;
-	}
-	*len = (gsize)n;
-	return LINE_OK;
+	return TRUE;
 }
 
 static gboolean
-load_stream(Loader *ld, FILE *file, GError **error)
+reader_io_fail(const Loader *ld, GError **error, int err)
 {
-	g_autoptr(GChecksum) checksum = g_checksum_new(G_CHECKSUM_SHA256);
-	g_autofree char *line = NULL;
-	size_t size = 0;
-	gsize len;
-	char *f[MAX_FIELDS];
-	guint nf;
+	g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot read: %s",
+		    ld->path, g_strerror(err ? err : EIO));
+	return FALSE;
+}
 
-	switch (read_line(ld, file, &line, &size, &len, error)) {
+/*
+ * The next whole line, counted in ld->lineno: *line points into the
+ * buffer (valid until the next call), *len counts its '\n'. A last line
+ * without '\n' means the file was cut short.
+ */
+static LineResult
+reader_next(LineReader *r, Loader *ld, char **line, gsize *len, GError **error)
+{
+	for (;;) {
+		char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		gsize n;
+
+		if (nl) {
+			*line = r->buf + r->start;
+			n = (gsize)(nl - *line) + 1;
+			r->start += n;
+			ld->lineno++;
+			if (n > MAX_LINE_LENGTH) {
+				load_fail(ld, error, STATE_ERROR_CORRUPT, "line longer than %d bytes",
+					  MAX_LINE_LENGTH);
+				return LINE_ERROR;
+			}
+			if (memchr(*line, '\0', n)) {
+				load_fail(ld, error, STATE_ERROR_CORRUPT, "NUL byte in line");
+				return LINE_ERROR;
+			}
+			*len = n;
+			return LINE_OK;
+		}
+		if (r->end - r->start > MAX_LINE_LENGTH) {
+			ld->lineno++;
+			load_fail(ld, error, STATE_ERROR_CORRUPT, "line longer than %d bytes",
+				  MAX_LINE_LENGTH);
+			return LINE_ERROR;
+		}
+		if (r->eof) {
+			if (r->start == r->end)
+				return LINE_EOF;
+			ld->lineno++;
+			load_fail(ld, error, STATE_ERROR_TRUNCATED,
+				  "incomplete last line, the file was cut short");
+			return LINE_ERROR;
+		}
+		if (!reader_fill(r)) {
+			reader_io_fail(ld, error, errno);
+			return LINE_ERROR;
+		}
+	}
+}
+
+/* Whether anything follows what was read; -1 on a read error. */
+static int
+reader_more(LineReader *r)
+{
+	while (r->start == r->end && !r->eof) {
+		if (!reader_fill(r))
+			return -1;
+	}
+	return r->start < r->end;
+}
+
+/*
+ * The first pass over a file of the current format, from after its
+ * header: everything up to the END line is hashed and its record lines
+ * counted, and the END line checked against both, before a single record
+ * is built. A damaged file of any size is thus refused in constant
+ * memory (the line buffer), where loading first built as much model as
+ * the file described. Notes the END line's number in ld->end_lineno.
+ */
+static gboolean
+verify_checksum(Loader *ld, LineReader *r, GChecksum *checksum, GError **error)
+{
+	guint64 records = 0;
+	char *line, *f[MAX_FIELDS];
+	gsize len;
+	guint nf;
+	int more;
+
+	for (;;) {
+		switch (reader_next(r, ld, &line, &len, error)) {
+		case LINE_ERROR:
+			return FALSE;
+		case LINE_EOF:
+			ld->lineno++;
+			return load_fail(ld, error, STATE_ERROR_TRUNCATED,
+					 "the file ends before its END line, it was cut short");
+		case LINE_OK:
+			break;
+		}
+		if (is_end_line(line))
+			break;
+		g_checksum_update(checksum, (const guchar *)line, (gssize)len);
+		if (line[0] != '\n' && line[0] != '#')
+			records++;
+	}
+
+	line[len - 1] = '\0';
+	nf = split_fields(line, f);
+	if (!check_end(ld, f, nf, records, g_checksum_get_string(checksum), error))
+		return FALSE;
+	ld->end_lineno = ld->lineno;
+
+	more = reader_more(r);
+	if (more < 0)
+		return reader_io_fail(ld, error, errno);
+	if (more > 0) {
+		ld->lineno++;
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "data after the END line");
+	}
+	return TRUE;
+}
+
+/*
+ * Reads the header, and for the current format checks the whole file
+ * (verify_checksum()) and goes back to the first record. The stream must
+ * be seekable for that. *empty: the stream holds nothing.
+ */
+static gboolean
+load_prepare(Loader *ld, LineReader *r, gboolean *empty, GError **error)
+{
+	g_autoptr(GChecksum) checksum = NULL;
+	char *line, *f[MAX_FIELDS];
+	gsize len;
+	guint nf;
+	off_t start = ftello(r->file);
+
+	*empty = FALSE;
+	switch (reader_next(r, ld, &line, &len, error)) {
 	case LINE_ERROR:
 		return FALSE;
 	case LINE_EOF:
@@ -1420,34 +1568,58 @@ load_stream(Loader *ld, FILE *file, GError **error)
 		 * An empty file: packages create one so the daemon finds the
 		 * path writable; 0.6.4 read it as an empty model as well.
 		 */
+		*empty = TRUE;
 		return TRUE;
 	case LINE_OK:
 		break;
 	}
+	checksum = g_checksum_new(G_CHECKSUM_SHA256);
 	g_checksum_update(checksum, (const guchar *)line, (gssize)len);
 	line[len - 1] = '\0';
 	nf = split_fields(line, f);
 	if (!load_header(ld, f, nf, error))
 		return FALSE;
+	/* 0.6.4 wrote no END line: nothing to check before loading. */
+	if (ld->legacy)
+		return TRUE;
+
+	if (!verify_checksum(ld, r, checksum, error))
+		return FALSE;
+	/* Back to the first record, for the second pass. */
+	if (start < 0 || fseeko(r->file, start + (off_t)len, SEEK_SET) < 0)
+		return reader_io_fail(ld, error, errno);
+	r->start = r->end = 0;
+	r->eof = FALSE;
+	ld->lineno = 1;
+	return TRUE;
+}
+
+/* The second pass: the records, into the model. */
+static gboolean
+load_records(Loader *ld, LineReader *r, GError **error)
+{
+	char *line, *f[MAX_FIELDS];
+	gsize len;
+	guint nf;
 
 	for (;;) {
-		switch (read_line(ld, file, &line, &size, &len, error)) {
+		switch (reader_next(r, ld, &line, &len, error)) {
 		case LINE_ERROR:
 			return FALSE;
 		case LINE_EOF:
 			if (ld->legacy)
 				return TRUE;
-			ld->lineno++;
-			return load_fail(ld, error, STATE_ERROR_TRUNCATED,
-					 "the file ends before its END line, it was cut short");
+			/* verify_checksum() saw an END line: the file changed since. */
+			return load_fail(ld, error, STATE_ERROR_CORRUPT, "the file changed while it was read");
 		case LINE_OK:
 			break;
 		}
-
-		if (!ld->legacy && strncmp(line, "END", 3) == 0 &&
-		    (line[3] == '\t' || line[3] == '\n'))
-			break;
-		g_checksum_update(checksum, (const guchar *)line, (gssize)len);
+		if (!ld->legacy && is_end_line(line)) {
+			if (ld->lineno != ld->end_lineno)
+				return load_fail(ld, error, STATE_ERROR_CORRUPT,
+						 "the file changed while it was read");
+			return TRUE;
+		}
 		line[len - 1] = '\0';
 		if (line[0] == '\0' || line[0] == '#')
 			continue;
@@ -1455,50 +1627,155 @@ load_stream(Loader *ld, FILE *file, GError **error)
 		if (!load_record(ld, f, nf, error))
 			return FALSE;
 	}
+}
 
-	/* The END line. */
-	line[len - 1] = '\0';
-	nf = split_fields(line, f);
-	if (!load_end(ld, f, nf, checksum, error))
-		return FALSE;
+/*
+ * The directory of a state file must be the daemon's own: whoever else
+ * can write there can swap the file, or a symlink or a hostile file, in
+ * between the daemon's checks and its use of the path. So it must be
+ * owned by the effective user (root for the daemon) and writable by no
+ * one else. With create, a missing one is made 0700 (its parents 0755,
+ * as mkdir -p does); without, a missing one is no error (nor is the file
+ * in it there to load).
+ */
+static gboolean
+check_dir(const char *path, gboolean create, GError **error)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
 
-	errno = 0;
-	if (getline(&line, &size, file) >= 0) {
-		ld->lineno++;
-		return load_fail(ld, error, STATE_ERROR_CORRUPT, "data after the END line");
+	if (create) {
+		g_autofree char *parent = g_path_get_dirname(dir);
+
+		if ((g_mkdir_with_parents(parent, 0755) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST))) {
+			int err = errno;
+
+			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot create its directory: %s",
+				    path, g_strerror(err));
+			return FALSE;
+		}
 	}
-	if (ferror(file)) {
-		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot read: %s",
-			    ld->path, g_strerror(errno));
+	if (stat(dir, &st) < 0) {
+		int err = errno;
+
+		if (err == ENOENT && !create)
+			return TRUE;
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot examine its directory: %s",
+			    path, g_strerror(err));
+		return FALSE;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: %s", path, g_strerror(ENOTDIR));
+		return FALSE;
+	}
+	if (st.st_uid != geteuid()) {
+		g_set_error(error, STATE_ERROR, STATE_ERROR_UNSAFE,
+			    "%s: its directory %s belongs to uid %u, not to uid %u: refusing to use it",
+			    path, dir, (guint)st.st_uid, (guint)geteuid());
+		return FALSE;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		g_set_error(error, STATE_ERROR, STATE_ERROR_UNSAFE,
+			    "%s: its directory %s is writable by %s (mode %04o): refusing to use it",
+			    path, dir, st.st_mode & S_IWOTH ? "everyone" : "its group",
+			    (guint)(st.st_mode & 07777));
 		return FALSE;
 	}
 	return TRUE;
 }
 
-Model *
-state_load(const char *path, GError **error)
+gboolean
+state_prepare_dir(const char *path, GError **error)
+{
+	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	return check_dir(path, TRUE, error);
+}
+
+struct StateFile {
+	Loader ld;
+	LineReader reader;
+	FILE *file;         /* NULL: no file, an empty model */
+	gboolean own_file;  /* closed by state_file_free() */
+	gboolean empty;     /* an empty file or none: an empty model */
+	guint64 size;
+	char *name;
+};
+
+static StateFile *
+state_file_new(FILE *file, gboolean own_file, const char *name)
+{
+	StateFile *sf = g_new0(StateFile, 1);
+
+	sf->name = g_strdup(name);
+	sf->file = file;
+	sf->own_file = own_file;
+	loader_init(&sf->ld, sf->name);
+	if (file)
+		reader_init(&sf->reader, file);
+	else
+		sf->empty = TRUE;
+	return sf;
+}
+
+void
+state_file_free(StateFile *sf)
+{
+	if (!sf)
+		return;
+	if (sf->ld.model)
+		loader_finish(&sf->ld, FALSE);
+	reader_clear(&sf->reader);
+	if (sf->file && sf->own_file)
+		fclose(sf->file);
+	g_free(sf->name);
+	g_free(sf);
+}
+
+/* The checks before loading, on a new StateFile: NULL with an error if they fail. */
+static StateFile *
+state_file_check(StateFile *sf, GError **error)
+{
+	if (sf->file && !load_prepare(&sf->ld, &sf->reader, &sf->empty, error)) {
+		state_file_free(sf);
+		return NULL;
+	}
+	return sf;
+}
+
+StateFile *
+state_file_open(const char *path, GError **error)
 {
 	struct stat st;
 	FILE *file;
-	Model *model;
 	int fd;
+	StateFile *sf;
 
 	g_return_val_if_fail(path != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
+	if (!check_dir(path, FALSE, error))
+		return NULL;
 	/*
-	 * O_NONBLOCK: opening a FIFO for reading would wait for a writer
-	 * and hang the daemon; with it the open returns and fstat rejects
-	 * the FIFO. It does not change reads from a regular file.
+	 * O_NOFOLLOW: the path itself is never followed through a symlink
+	 * (the directory is checked above: only its owner could have put
+	 * one there). O_NONBLOCK: opening a FIFO for reading would wait for
+	 * a writer and hang the daemon; with it the open returns and fstat
+	 * rejects the FIFO. It does not change reads from a regular file.
 	 */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
 		int saved = errno;
 
 		if (saved == ENOENT)
-			return model_new();
-		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot open: %s",
-			    path, g_strerror(saved));
+			return state_file_new(NULL, FALSE, path);
+		if (saved == ELOOP)
+			g_set_error(error, STATE_ERROR, STATE_ERROR_UNSAFE,
+				    "%s: a symbolic link, not followed", path);
+		else
+			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot open: %s",
+				    path, g_strerror(saved));
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -1523,25 +1800,57 @@ state_load(const char *path, GError **error)
 			    path, g_strerror(saved));
 		return NULL;
 	}
+	sf = state_file_new(file, TRUE, path);
+	sf->size = (guint64)st.st_size;
+	return state_file_check(sf, error);
+}
 
-	model = state_load_stream(file, path, error);
-	fclose(file);
-	return model;
+guint64
+state_file_size(const StateFile *sf)
+{
+	g_return_val_if_fail(sf != NULL, 0);
+
+	return sf->size;
+}
+
+Model *
+state_file_load(StateFile *sf, GError **error)
+{
+	gboolean ok = TRUE;
+
+	g_return_val_if_fail(sf != NULL && sf->ld.model != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	if (!sf->empty)
+		ok = load_records(&sf->ld, &sf->reader, error);
+	return loader_finish(&sf->ld, ok);
+}
+
+Model *
+state_load(const char *path, GError **error)
+{
+	g_autoptr(StateFile) sf = NULL;
+
+	g_return_val_if_fail(path != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	if (!(sf = state_file_open(path, error)))
+		return NULL;
+	return state_file_load(sf, error);
 }
 
 Model *
 state_load_stream(FILE *file, const char *name, GError **error)
 {
-	Loader ld;
-	gboolean ok;
+	g_autoptr(StateFile) sf = NULL;
 
 	g_return_val_if_fail(file != NULL, NULL);
 	g_return_val_if_fail(name != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
-	loader_init(&ld, name);
-	ok = load_stream(&ld, file, error);
-	return loader_finish(&ld, ok);
+	if (!(sf = state_file_check(state_file_new(file, FALSE, name), error)))
+		return NULL;
+	return state_file_load(sf, error);
 }
 
 /*
@@ -1596,9 +1905,9 @@ state_save(Model *model, const char *path, GError **error)
 	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 
+	if (!check_dir(path, TRUE, error))
+		return FALSE;
 	dir = g_path_get_dirname(path);
-	if (g_mkdir_with_parents(dir, 0755) < 0)
-		return save_fail(error, path, "cannot create its directory", errno);
 
 	/*
 	 * Beside the target, so the rename stays within one file system. The

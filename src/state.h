@@ -26,26 +26,61 @@ typedef enum {
 	STATE_ERROR_TRUNCATED,/* ends before its END line */
 	STATE_ERROR_VERSION,  /* written by a newer, unknown format */
 	STATE_ERROR_IO,       /* cannot read or write */
+	STATE_ERROR_UNSAFE,   /* a symlink at the path, or a directory others can write */
 } StateError;
 
 /*
  * Loads the model from path. A missing file gives an empty model and no
  * error. Any other failure returns NULL with a STATE_ERROR whose message
- * names the file and line.
+ * names the file and line. The path is never followed through a symlink
+ * (STATE_ERROR_UNSAFE), and its directory must be the caller's own and
+ * writable by no one else (STATE_ERROR_UNSAFE otherwise).
+ *
+ * A file of the current format is read twice: first hashed, in constant
+ * memory, up to its END line, which must match; then loaded. A damaged
+ * file is refused before anything is built from it, whatever its size.
  */
 Model *state_load(const char *path, GError **error);
+
+/*
+ * state_load() in two steps, for a caller that prepares for the load
+ * once the file is known to be good: state_file_open() opens path and
+ * does every check of the first pass (NULL with an error if one fails; a
+ * missing file opens as an empty one), state_file_load() builds the model
+ * (once; NULL with an error), state_file_free() closes.
+ */
+typedef struct StateFile StateFile;
+StateFile *state_file_open(const char *path, GError **error);
+/* The size of the opened file in bytes; 0 for a missing one. */
+guint64 state_file_size(const StateFile *sf);
+Model *state_file_load(StateFile *sf, GError **error);
+void state_file_free(StateFile *sf);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(StateFile, state_file_free)
 
 /*
  * Loads the model from an open stream, read to its end; `name` only
  * labels the error messages. The parser behind state_load(), for callers
  * that already hold the bytes (the fuzz harness reads from memory).
- * An empty stream gives an empty model.
+ * The stream must be seekable (a file, fmemopen()): the current format
+ * is read twice, as above. An empty stream gives an empty model.
  */
 Model *state_load_stream(FILE *file, const char *name, GError **error);
 
 /*
+ * Creates the directory of the state file at path if it is missing
+ * (mode 0700), and checks that it is owned by the effective user and
+ * writable by no one else: STATE_ERROR_UNSAFE if not. state_load() and
+ * state_save() check the same; the daemon calls this at start to refuse
+ * an unsafe directory before it does anything else there.
+ */
+gboolean state_prepare_dir(const char *path, GError **error);
+
+/*
  * Saves the model to path, crash-safe, mode 0600, through the temporary
- * file "<path>" STATE_TEMP_SUFFIX (removed first if a crash left it).
+ * file "<path>" STATE_TEMP_SUFFIX (removed first if a crash left it),
+ * created O_EXCL|O_NOFOLLOW and renamed over path: a symlink at either
+ * name is replaced, never written through. The directory is created or
+ * checked as by state_prepare_dir().
  * Clears model->dirty. One process at a time may save to a path.
  */
 #define STATE_TEMP_SUFFIX ".new"
