@@ -61,7 +61,7 @@ enum {
 	EXIT_RUNTIME = 1,          /* could not daemonize, no signalfd */
 	EXIT_BADUSAGE = EX_USAGE,  /* 64: bad command line */
 	EXIT_RUNNING = EX_TEMPFAIL,/* 75: another instance holds the state */
-	EXIT_BADCONFIG = EX_CONFIG,/* 78: configuration file unusable */
+	EXIT_BADCONFIG = EX_CONFIG,/* 78: configuration file or state directory unusable */
 };
 
 /* How many predicted executables the SIGUSR1 dump lists. */
@@ -246,24 +246,32 @@ heap_prepared(void)
 #endif
 }
 
-/* A state file that cannot be loaded is kept aside, never fatal. */
+/*
+ * A state file that cannot be loaded is kept aside, never fatal. One that
+ * is unsafe to use (a symlink at its path) or cannot be read is left
+ * where it is: the next save replaces it.
+ */
 static Model *
 load_state(const char *path)
 {
 	g_autoptr(GError) error = NULL;
+	g_autoptr(StateFile) file = NULL;
 	g_autofree char *moved_to = NULL;
-	Model *model;
+	Model *model = NULL;
 	gint64 started;
-	GStatBuf st;
 
 	if (!path || !*path)
 		return model_new();
 	started = g_get_monotonic_time();
-	if (g_stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		heap_prepare((gsize)MIN((guint64)st.st_size, G_MAXSIZE / HEAP_PER_STATE_BYTE) *
-			     HEAP_PER_STATE_BYTE);
-	model = state_load(path, &error);
-	heap_prepared();
+	/* The heap is prepared only for a file whose checksum already matched. */
+	file = state_file_open(path, &error);
+	if (file) {
+		guint64 size = state_file_size(file);
+
+		heap_prepare((gsize)MIN(size, G_MAXSIZE / HEAP_PER_STATE_BYTE) * HEAP_PER_STATE_BYTE);
+		model = state_file_load(file, &error);
+		heap_prepared();
+	}
 	if (model) {
 		g_info("loaded state from %s in %.1f ms: %u exes, %u maps, %u chains",
 		       path, (double)(g_get_monotonic_time() - started) / 1000.0,
@@ -272,11 +280,8 @@ load_state(const char *path)
 		return model;
 	}
 	g_warning("cannot load state: %s; starting with an empty model", error->message);
-	/*
-	 * A file that cannot be read (permissions, not a regular file) is left
-	 * where it is; only one whose contents are bad is kept aside.
-	 */
-	if (g_error_matches(error, STATE_ERROR, STATE_ERROR_IO))
+	if (g_error_matches(error, STATE_ERROR, STATE_ERROR_IO) ||
+	    g_error_matches(error, STATE_ERROR, STATE_ERROR_UNSAFE))
 		return model_new();
 	g_clear_error(&error);
 	if (state_move_aside(path, &moved_to, &error))
@@ -957,13 +962,16 @@ static int
 lock_state(const char *statefile, GError **error)
 {
 	g_autofree char *path = NULL;
-	g_autofree char *dir = NULL;
 	int fd;
 
 	if (!statefile || !*statefile)
 		return -2;
-	dir = g_path_get_dirname(statefile);
-	(void)g_mkdir_with_parents(dir, 0755);
+	/*
+	 * The directory first: created 0700, or refused if someone else
+	 * could write in it (the lock below is made there too).
+	 */
+	if (!state_prepare_dir(statefile, error))
+		return -1;
 	path = g_strconcat(statefile, ".lock", NULL);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
@@ -1145,7 +1153,9 @@ main(int argc, char **argv)
 	d->lock_fd = lock_state(d->opts.statefile, &error);
 	if (d->lock_fd == -1) {
 		g_critical("%s", error->message);
-		status = EXIT_RUNNING;
+		/* A restart cannot make an unsafe state directory safe. */
+		status = g_error_matches(error, STATE_ERROR, STATE_ERROR_UNSAFE) ? EXIT_BADCONFIG
+										 : EXIT_RUNNING;
 		goto out;
 	}
 

@@ -542,9 +542,14 @@ START_TEST(test_save_creates_directory)
 	g_autofree char *path = tmp_path("var/lib/preload/preload.state");
 	g_autofree char *dir = tmp_path("var/lib/preload");
 
+	struct stat st;
+
 	ck_assert(state_save(model, path, &error));
 	ck_assert_ptr_null(error);
-	ck_assert(g_file_test(dir, G_FILE_TEST_IS_DIR));
+	/* The state directory is the daemon's alone. */
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	loaded = state_load(path, &error);
 	ck_assert_ptr_nonnull(loaded);
 	assert_models_equal(model, loaded);
@@ -1774,6 +1779,204 @@ START_TEST(test_load_earlier_checksum)
 }
 END_TEST
 
+/* ---- hostile files and directories ---- */
+
+/* A field of /proc/self/status in KiB ("VmRSS", "VmHWM"). */
+static long
+status_kb(const char *field)
+{
+	g_autofree char *text = NULL;
+	g_autofree char *key = g_strconcat("\n", field, ":", NULL);
+	const char *at;
+
+	ck_assert(g_file_get_contents("/proc/self/status", &text, NULL, NULL));
+	at = strstr(text, key);
+	ck_assert_msg(at != NULL, "no %s in /proc/self/status", field);
+	return strtol(at + strlen(key), NULL, 10);
+}
+
+/*
+ * Loads path, which must fail with code and what at line, and returns by
+ * how many KiB the peak resident set grew meanwhile (the peak is reset
+ * first through /proc/self/clear_refs, Linux 4.0).
+ */
+static long
+load_error_peak_growth(const char *path, int code, int line, const char *what)
+{
+	long before;
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "5", 1), 1);
+	close(fd);
+	before = status_kb("VmRSS");
+	expect_load_error(path, code, line, what, path);
+	return status_kb("VmHWM") - before;
+}
+
+#define HOSTILE_SIZE (16 * 1024 * 1024)
+/* What a load may add to the peak RSS for such a file: a 128 KiB line buffer and change. */
+#define HOSTILE_GROWTH_KB (4 * 1024)
+
+/*
+ * 16 MiB of valid FILE records whose END line's checksum is wrong: the
+ * loader built 240,000 file records (40 MB) before the checksum refused
+ * them. Now the first pass refuses the file in its line buffer.
+ */
+START_TEST(test_load_damaged_large_file_constant_memory)
+{
+	g_autofree char *path = tmp_path("state");
+	GString *text = g_string_sized_new(HOSTILE_SIZE + 4096);
+	guint n = 0;
+	long growth;
+
+	g_string_append(text, "PRELOAD-STATE\t2\t100\t100\n");
+	while (text->len < HOSTILE_SIZE) {
+		g_string_append_printf(text, "FILE\t%u\t2049\t%u\t4096\t0\tfile:///usr/lib/x/lib%09u.so\n",
+				       n, n, n);
+		n++;
+	}
+	g_string_append_printf(text, "END\t%u\t%064d\n", n, 0);
+	write_bytes(path, text->str, text->len);
+	g_string_free(text, TRUE);
+
+	growth = load_error_peak_growth(path, STATE_ERROR_CORRUPT, (int)n + 2, "checksum mismatch");
+	ck_assert_msg(growth < HOSTILE_GROWTH_KB, "the peak RSS grew by %ld KiB", growth);
+}
+END_TEST
+
+/* A 16 MiB line: getline() grew to hold it all before the length check. */
+START_TEST(test_load_huge_line_constant_memory)
+{
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = g_malloc(HOSTILE_SIZE + 64);
+	gsize len;
+	long growth;
+
+	len = (gsize)g_snprintf(text, 64, "PRELOAD-STATE\t2\t100\t100\n# ");
+	memset(text + len, 'x', HOSTILE_SIZE);
+	len += HOSTILE_SIZE;
+	text[len++] = '\n';
+	write_bytes(path, text, len);
+	g_clear_pointer(&text, g_free);
+
+	growth = load_error_peak_growth(path, STATE_ERROR_CORRUPT, 2, "line longer than");
+	ck_assert_msg(growth < HOSTILE_GROWTH_KB, "the peak RSS grew by %ld KiB", growth);
+}
+END_TEST
+
+/*
+ * A symlink at the state path is not followed: loading refuses it, and
+ * a save replaces the link with a file and leaves its target alone.
+ */
+START_TEST(test_load_symlink_not_followed)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *victim = tmp_path("victim");
+	g_autofree char *path = tmp_path("state");
+	g_autoptr(GBytes) before = NULL;
+	g_autoptr(GBytes) after = NULL;
+
+	/* The target is a good state: following the link would load it. */
+	ck_assert(state_save(model, victim, &error));
+	before = read_bytes(victim);
+	ck_assert_int_eq(symlink(victim, path), 0);
+
+	loaded = state_load(path, &error);
+	ck_assert_ptr_null(loaded);
+	ck_assert_ptr_nonnull(error);
+	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
+	ck_assert_msg(strstr(error->message, "symbolic link") != NULL, "%s", error->message);
+	g_clear_error(&error);
+
+	ck_assert(state_save(model, path, &error));
+	ck_assert(!g_file_test(path, G_FILE_TEST_IS_SYMLINK));
+	ck_assert(g_file_test(path, G_FILE_TEST_IS_REGULAR));
+	after = read_bytes(victim);
+	ck_assert(g_bytes_equal(before, after));
+}
+END_TEST
+
+/* Every way in refuses path's directory with STATE_ERROR_UNSAFE saying why. */
+static void
+expect_unsafe_dir(const char *path, const char *why)
+{
+	g_autoptr(Model) model = build_model();
+	g_autoptr(Model) loaded = NULL;
+	g_autoptr(GError) error = NULL;
+
+	loaded = state_load(path, &error);
+	ck_assert_ptr_null(loaded);
+	ck_assert_ptr_nonnull(error);
+	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
+	ck_assert_msg(strstr(error->message, why) != NULL, "%s", error->message);
+	g_clear_error(&error);
+
+	ck_assert(!state_save(model, path, &error));
+	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
+	ck_assert_msg(strstr(error->message, why) != NULL, "%s", error->message);
+	ck_assert(model->dirty);
+	g_clear_error(&error);
+
+	ck_assert(!state_prepare_dir(path, &error));
+	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
+}
+
+/* A good state in a directory anyone (or its group) can write is refused. */
+START_TEST(test_dir_writable_by_others_refused)
+{
+	static const struct {
+		mode_t mode;
+		const char *why;
+	} cases[] = {
+		{ 0777, "writable by everyone" },
+		{ 01777, "writable by everyone" },
+		{ 0770, "writable by its group" },
+	};
+	g_autoptr(Model) model = build_model();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = tmp_path("shared");
+	g_autofree char *path = tmp_path("shared/state");
+
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert(state_save(model, path, &error));
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GBytes) before = read_bytes(path);
+		g_autoptr(GBytes) after = NULL;
+
+		ck_assert_int_eq(chmod(dir, cases[i].mode), 0);
+		expect_unsafe_dir(path, cases[i].why);
+		after = read_bytes(path);
+		ck_assert(g_bytes_equal(before, after));
+	}
+	/* 0755 and 0700 are both the owner's alone. */
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert(state_save(model, path, &error));
+}
+END_TEST
+
+/*
+ * A directory of another user is refused: as root one made here and
+ * given to nobody (65534); as anyone else, "/", which root owns.
+ */
+START_TEST(test_dir_of_another_user_refused)
+{
+	g_autofree char *dir = tmp_path("theirs");
+	g_autofree char *path = NULL;
+
+	if (geteuid() == 0) {
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+		path = tmp_path("theirs/state");
+	} else {
+		path = g_strdup("/preload-test-no-such-state");
+	}
+	expect_unsafe_dir(path, "belongs to uid");
+}
+END_TEST
+
 static Suite *
 state_suite(void)
 {
@@ -1832,6 +2035,17 @@ state_suite(void)
 	tc = tcase_create("import");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_import_064);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	/* Hashing 16 MiB takes a while under valgrind. */
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_load_damaged_large_file_constant_memory);
+	tcase_add_test(tc, test_load_huge_line_constant_memory);
+	tcase_add_test(tc, test_load_symlink_not_followed);
+	tcase_add_test(tc, test_dir_writable_by_others_refused);
+	tcase_add_test(tc, test_dir_of_another_user_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("checksum");
