@@ -9,17 +9,22 @@
  * everything before it, so a file cut short by a crash or damaged on disk
  * is recognised as such instead of being half-loaded.
  *
- * Loading streams the file a line at a time, so memory stays proportional
- * to the model, not to the file, and builds the model through the model's
- * own functions. Every problem is a GError that names the file and line;
- * nothing here logs or aborts: the daemon decides (it moves a bad file
- * aside and starts empty). The text format of preload 0.6.4 is imported
- * too, so an upgrade keeps what the old daemon learned.
+ * Loading reads the file twice through one fixed line buffer: first to
+ * check its END line (count and checksum), so that a damaged file of any
+ * size is refused before anything is built from it, then a line at a time
+ * into the model through the model's own functions, so memory stays
+ * proportional to the model, not to the file. Every problem is a GError
+ * that names the file and line; nothing here logs or aborts: the daemon
+ * decides (it moves a bad file aside and starts empty). The text format
+ * of preload 0.6.4 is imported too, so an upgrade keeps what the old
+ * daemon learned.
  *
- * Saving formats the whole file in memory, writes it to a temporary file
+ * Each record type is one row of record_types, with its reader and its
+ * writer. Saving formats the file a chunk at a time into a temporary file
  * beside the target, fsyncs it, renames it over the old file and fsyncs
  * the directory: after a crash at any point the path holds either the old
- * file or the new one, complete.
+ * file or the new one, complete. The path is never followed through a
+ * symlink, and its directory must be the caller's alone.
  */
 #include "config.h"
 
