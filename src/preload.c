@@ -174,7 +174,9 @@ save_state(Daemon *d)
 
 	if (!d->opts.statefile || !*d->opts.statefile)
 		return;
-	if (!state_save(d->model, d->opts.statefile, &error))
+	/* Checked again: the directory may have been changed since the start. */
+	if (!state_prepare_dir(d->opts.statefile, &error) ||
+	    !state_save(d->model, d->opts.statefile, &error))
 		g_warning("cannot save state: %s", error->message);
 	else
 		g_info("state saved to %s", d->opts.statefile);

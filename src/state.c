@@ -1635,36 +1635,49 @@ load_records(Loader *ld, LineReader *r, GError **error)
 }
 
 /*
- * The directory of a state file must be the daemon's own: whoever else
- * can write there can swap the file, or a symlink or a hostile file, in
- * between the daemon's checks and its use of the path. So it must be
- * owned by the effective user (root for the daemon) and writable by no
- * one else. With create, a missing one is made 0700 (its parents 0755,
- * as mkdir -p does); without, a missing one is no error (nor is the file
- * in it there to load).
+ * Creates the directory of path if it is missing: mode 0700, since the
+ * state tells which programs are run here (its parents 0755, as mkdir -p
+ * makes them).
  */
 static gboolean
-check_dir(const char *path, gboolean create, GError **error)
+make_dir(const char *path, GError **error)
 {
 	g_autofree char *dir = g_path_get_dirname(path);
+	g_autofree char *parent = g_path_get_dirname(dir);
+
+	if (g_mkdir_with_parents(parent, 0755) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
+		int err = errno;
+
+		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "cannot save state to %s: "
+			    "cannot create its directory: %s", path, g_strerror(err));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * The daemon's state directory must be its own: whoever else can write
+ * there can swap the file, or a symlink or a hostile file, in between the
+ * daemon's checks and its use of the path. So it must be owned by the
+ * effective user (root for the daemon) and writable by no one else.
+ * Tools that load or save a state elsewhere (a replay into /tmp) are not
+ * held to this: the daemon checks at start and before each save.
+ */
+gboolean
+state_prepare_dir(const char *path, GError **error)
+{
+	g_autofree char *dir = NULL;
 	struct stat st;
 
-	if (create) {
-		g_autofree char *parent = g_path_get_dirname(dir);
+	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 
-		if ((g_mkdir_with_parents(parent, 0755) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST))) {
-			int err = errno;
-
-			g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot create its directory: %s",
-				    path, g_strerror(err));
-			return FALSE;
-		}
-	}
+	if (!make_dir(path, error))
+		return FALSE;
+	dir = g_path_get_dirname(path);
 	if (stat(dir, &st) < 0) {
 		int err = errno;
 
-		if (err == ENOENT && !create)
-			return TRUE;
 		g_set_error(error, STATE_ERROR, STATE_ERROR_IO, "%s: cannot examine its directory: %s",
 			    path, g_strerror(err));
 		return FALSE;
@@ -1687,15 +1700,6 @@ check_dir(const char *path, gboolean create, GError **error)
 		return FALSE;
 	}
 	return TRUE;
-}
-
-gboolean
-state_prepare_dir(const char *path, GError **error)
-{
-	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
-	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
-
-	return check_dir(path, TRUE, error);
 }
 
 struct StateFile {
@@ -1760,12 +1764,10 @@ state_file_open(const char *path, GError **error)
 	g_return_val_if_fail(path != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
-	if (!check_dir(path, FALSE, error))
-		return NULL;
 	/*
 	 * O_NOFOLLOW: the path itself is never followed through a symlink
-	 * (the directory is checked above: only its owner could have put
-	 * one there). O_NONBLOCK: opening a FIFO for reading would wait for
+	 * (the daemon checks the directory at start, state_prepare_dir():
+	 * only its owner could have put one there). O_NONBLOCK: opening a FIFO for reading would wait for
 	 * a writer and hang the daemon; with it the open returns and fstat
 	 * rejects the FIFO. It does not change reads from a regular file.
 	 */
@@ -1910,7 +1912,7 @@ state_save(Model *model, const char *path, GError **error)
 	g_return_val_if_fail(path != NULL && path[0] != '\0', FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 
-	if (!check_dir(path, TRUE, error))
+	if (!make_dir(path, error))
 		return FALSE;
 	dir = g_path_get_dirname(path);
 

@@ -33,8 +33,7 @@ typedef enum {
  * Loads the model from path. A missing file gives an empty model and no
  * error. Any other failure returns NULL with a STATE_ERROR whose message
  * names the file and line. The path is never followed through a symlink
- * (STATE_ERROR_UNSAFE), and its directory must be the caller's own and
- * writable by no one else (STATE_ERROR_UNSAFE otherwise).
+ * (STATE_ERROR_UNSAFE).
  *
  * A file of the current format is read twice: first hashed, in constant
  * memory, up to its END line, which must match; then loaded. A damaged
@@ -69,9 +68,10 @@ Model *state_load_stream(FILE *file, const char *name, GError **error);
 /*
  * Creates the directory of the state file at path if it is missing
  * (mode 0700), and checks that it is owned by the effective user and
- * writable by no one else: STATE_ERROR_UNSAFE if not. state_load() and
- * state_save() check the same; the daemon calls this at start to refuse
- * an unsafe directory before it does anything else there.
+ * writable by no one else: STATE_ERROR_UNSAFE if not. The daemon calls
+ * this at start, to refuse an unsafe directory before it does anything
+ * there, and before each save; state_load() and state_save() do not, so
+ * that tools can use any directory.
  */
 gboolean state_prepare_dir(const char *path, GError **error);
 
@@ -79,8 +79,8 @@ gboolean state_prepare_dir(const char *path, GError **error);
  * Saves the model to path, crash-safe, mode 0600, through the temporary
  * file "<path>" STATE_TEMP_SUFFIX (removed first if a crash left it),
  * created O_EXCL|O_NOFOLLOW and renamed over path: a symlink at either
- * name is replaced, never written through. The directory is created or
- * checked as by state_prepare_dir().
+ * name is replaced, never written through. A missing directory is
+ * created 0700.
  * Clears model->dirty. One process at a time may save to a path.
  */
 #define STATE_TEMP_SUFFIX ".new"

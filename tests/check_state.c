@@ -1899,29 +1899,20 @@ START_TEST(test_load_symlink_not_followed)
 }
 END_TEST
 
-/* Every way in refuses path's directory with STATE_ERROR_UNSAFE saying why. */
+/*
+ * state_prepare_dir() refuses path's directory with STATE_ERROR_UNSAFE
+ * saying why, and leaves it alone.
+ */
 static void
 expect_unsafe_dir(const char *path, const char *why)
 {
-	g_autoptr(Model) model = build_model();
-	g_autoptr(Model) loaded = NULL;
 	g_autoptr(GError) error = NULL;
 
-	loaded = state_load(path, &error);
-	ck_assert_ptr_null(loaded);
+	ck_assert(!state_prepare_dir(path, &error));
 	ck_assert_ptr_nonnull(error);
 	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
 	ck_assert_msg(strstr(error->message, why) != NULL, "%s", error->message);
-	g_clear_error(&error);
-
-	ck_assert(!state_save(model, path, &error));
-	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
-	ck_assert_msg(strstr(error->message, why) != NULL, "%s", error->message);
-	ck_assert(model->dirty);
-	g_clear_error(&error);
-
-	ck_assert(!state_prepare_dir(path, &error));
-	ck_assert_int_eq(error->code, STATE_ERROR_UNSAFE);
+	ck_assert_msg(strstr(error->message, path) != NULL, "%s", error->message);
 }
 
 /* A good state in a directory anyone (or its group) can write is refused. */
@@ -1939,6 +1930,7 @@ START_TEST(test_dir_writable_by_others_refused)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *dir = tmp_path("shared");
 	g_autofree char *path = tmp_path("shared/state");
+	struct stat st;
 
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	ck_assert(state_save(model, path, &error));
@@ -1948,12 +1940,34 @@ START_TEST(test_dir_writable_by_others_refused)
 
 		ck_assert_int_eq(chmod(dir, cases[i].mode), 0);
 		expect_unsafe_dir(path, cases[i].why);
+		ck_assert_int_eq(stat(dir, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, cases[i].mode);
 		after = read_bytes(path);
 		ck_assert(g_bytes_equal(before, after));
 	}
 	/* 0755 and 0700 are both the owner's alone. */
 	ck_assert_int_eq(chmod(dir, 0755), 0);
-	ck_assert(state_save(model, path, &error));
+	ck_assert(state_prepare_dir(path, &error));
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert(state_prepare_dir(path, &error));
+}
+END_TEST
+
+/* A missing state directory is made, the daemon's alone. */
+START_TEST(test_prepare_dir_creates_0700)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = tmp_path("lib/preload");
+	g_autofree char *path = tmp_path("lib/preload/preload.state");
+	struct stat st;
+
+	ck_assert(state_prepare_dir(path, &error));
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	/* Nothing else is made there. */
+	assert_only_entry(dir, "");
 }
 END_TEST
 
@@ -2046,6 +2060,7 @@ state_suite(void)
 	tcase_add_test(tc, test_load_symlink_not_followed);
 	tcase_add_test(tc, test_dir_writable_by_others_refused);
 	tcase_add_test(tc, test_dir_of_another_user_refused);
+	tcase_add_test(tc, test_prepare_dir_creates_0700);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("checksum");
