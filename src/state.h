@@ -26,7 +26,7 @@ typedef enum {
 	STATE_ERROR_TRUNCATED,/* ends before its END line */
 	STATE_ERROR_VERSION,  /* written by a newer, unknown format */
 	STATE_ERROR_IO,       /* cannot read or write */
-	STATE_ERROR_UNSAFE,   /* a symlink at the path, or a directory others can write */
+	STATE_ERROR_UNSAFE,   /* a symlink at the path; a directory not the caller's alone */
 } StateError;
 
 /*
