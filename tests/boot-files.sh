@@ -4,13 +4,15 @@
 # The boot files signal and limit only what they mean to:
 #  - data/preload.logrotate.in's postrotate script sends SIGHUP to the pid
 #    in the pidfile if that is preload, or through systemctl to the unit's
-#    main process if the unit runs, and never to processes by name (any
-#    user can start one called preload);
+#    main process if the unit runs, or else to root's processes running
+#    the installed preload, and never to processes by name (any user can
+#    start one called preload);
 #  - data/preload.service.in raises LimitNOFILE= above fanotify's queue of
 #    16,384 events, so that a read can take many events at once.
 # The script runs with stand-ins: a copy of sleep named preload as the
-# daemon and as another user's process of that name, and stub pkill,
-# killall and systemctl in PATH that only record how they were called.
+# daemon and as another user's process of that name (run as nobody when
+# this runs as root), and stub pkill, killall and systemctl in PATH that
+# only record how they were called.
 #
 # Exit status: 0 pass, 1 fail.
 
@@ -36,6 +38,8 @@ fail() {
 
 mkdir "$tmp/sbin" "$tmp/stubs"
 cp "$(command -v sleep)" "$tmp/sbin/preload"
+# nobody must be able to run it.
+chmod 755 "$tmp" "$tmp/sbin" "$tmp/sbin/preload"
 for tool in pkill killall; do
 	printf '#!/bin/sh\necho "%s $*" >> "%s/calls"\n' "$tool" "$tmp" > "$tmp/stubs/$tool"
 done
@@ -56,6 +60,17 @@ script=$(sed -n '/^[[:space:]]*postrotate/,/^[[:space:]]*endscript/p' "$logrotat
 # its pid in $started.
 start_preload() {
 	"$tmp/sbin/preload" 300 > /dev/null 2>&1 &
+	started=$!
+	pids="$pids $started"
+}
+
+# The same as another user, when we are root to make one.
+start_other_users_preload() {
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/sbin/preload" 300 > /dev/null 2>&1 &
+	else
+		"$tmp/sbin/preload" 300 > /dev/null 2>&1 &
+	fi
 	started=$!
 	pids="$pids $started"
 }
@@ -85,7 +100,7 @@ no_name_kill() {
 }
 
 # Another user's program that happens to be called preload.
-start_preload
+start_other_users_preload
 other=$started
 
 # 1. The pidfile names the daemon: it gets the HUP, nothing else does.
@@ -122,6 +137,19 @@ grep -q -x 'systemctl kill --kill-who=main -s HUP preload.service' "$tmp/calls" 
 	fail "unit active: no 'systemctl kill --kill-who=main -s HUP preload.service' ($(cat "$tmp/calls"))"
 alive "$other" || fail "unit active: another process named preload was signalled"
 no_name_kill "unit active"
+
+# 5. No pidfile, no unit: root's process running the installed preload
+#    (a daemon started by hand) gets the HUP, another user's does not.
+if [ "$(id -u)" = 0 ]; then
+	start_preload
+	daemon=$started
+	run_postrotate
+	gone "$daemon" || fail "started by hand: the daemon (pid $daemon) got no SIGHUP"
+	alive "$other" || fail "started by hand: another user's process named preload was signalled"
+	no_name_kill "started by hand"
+else
+	echo "SKIP: a daemon started by hand: needs root to be told from another user's process"
+fi
 
 # The unit's descriptor limit.
 limit=$(sed -n 's/^LimitNOFILE=\([0-9][0-9]*\)$/\1/p' "$unit")
