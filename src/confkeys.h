@@ -208,6 +208,14 @@ CONF_BOOL(system, learnexec, TRUE,
 	"a build runs over and over is predicted while the build runs. With "
 	"learnreads off, exec events still count starts of known programs.")
 
+CONF_BOOL(system, netfs, FALSE,
+	"Whether files on network and FUSE file systems (NFS, CIFS/SMB, 9p, "
+	"Ceph, AFS, sshfs, AppImage's squashfuse and every other FUSE mount) "
+	"are watched. Such a file lives on a server, a process or a machine, "
+	"that may stop answering, and anything that touches it then waits as "
+	"long as the server does. Off: those file systems are not marked, and "
+	"an event of a file on one is dropped and counted in the SIGUSR1 dump.")
+
 CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
 	"How long after a program starts its opens are learned (see "
 	"learnreads). At most one start of each program is followed per "

@@ -735,6 +735,8 @@ reload(Daemon *d)
 		cycle_set_conf(d->cycle, conf);
 		if (restart_watch)
 			start_watch(d);
+		else if (d->watch)
+			watch_remark(d->watch);  /* a file system mounted since is watched */
 	}
 	schedule_autosave(d);
 }

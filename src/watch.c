@@ -29,6 +29,17 @@
  * Events of the daemon's own pid (its readahead threads, the residency
  * probes below) are dropped first: they would feed back.
  *
+ * Every local user can make events, so nothing an event names is looked
+ * up by path on this (the main) thread: the file is known through the
+ * descriptor the kernel opened (statx with AT_STATX_DONT_SYNC, which a
+ * FUSE or NFS file answers from its cache; its name from /proc/self/fd),
+ * and a program's ELF interpreter by the place of its exec event (see
+ * watch_tracker_exec), where realpath() on the name the program chose
+ * hung the daemon for as long as a dead mount it pointed into. Network
+ * and FUSE file systems are told from the mount table (the type of the
+ * mount holding a path, the device of an event's file), never by asking
+ * them.
+ *
  * Which files a start needed is taken, when its window ends, as the
  * resident page ranges of the files it opened (mincore), merged into
  * ranges with small gaps bridged: the pages a program read are resident
@@ -47,9 +58,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -87,8 +101,11 @@ G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
  */
 #define EVICTED_WHOLE_MAX ((guint64)4 << 20)
 
-/* Resolved interpreter paths kept. */
-#define MAX_INTERPS 64
+/*
+ * sizeof(struct fanotify_event_metadata): without info records (the group
+ * asks for none) every event is exactly this long.
+ */
+#define EVENT_METADATA_LEN 24
 
 /* Milliseconds between two reads of the event queue under load. */
 #define PAUSE_MS 20
@@ -101,7 +118,7 @@ G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
 
 /* What the tracker knows about one pid that executed something recently. */
 typedef struct PidState {
-	char *interp;         /* interpreter the last image asked for, or NULL */
+	gboolean wants_interp; /* the last image asked for an interpreter, not seen yet */
 	gint64 exec_time;     /* us, of the last exec */
 	WatchWindow *window;  /* its open start-up window, or NULL */
 	GHashTable *recorded; /* paths in window->files, borrowed from them */
@@ -145,7 +162,6 @@ pid_state_free(gpointer data)
 {
 	PidState *st = data;
 
-	g_free(st->interp);
 	g_clear_pointer(&st->recorded, g_hash_table_unref);
 	watch_window_free(st->window);
 	g_free(st);
@@ -215,7 +231,7 @@ record_file(const WatchTracker *tracker, PidState *st, const char *path, guint64
 
 WatchExecResult
 watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 size,
-		   WatchImageKind kind, const char *interp, gint64 now)
+		   WatchImageKind kind, gboolean asks_interp, gint64 now)
 {
 	PidState *st;
 	const gint64 *last;
@@ -234,31 +250,34 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 		return WATCH_EXEC_SCRIPT;
 
 	st = g_hash_table_lookup(tracker->pids, GINT_TO_POINTER(pid));
-	if (st && st->interp && strcmp(st->interp, path) == 0 &&
-	    now - st->exec_time <= INTERP_TIMEOUT_US) {
+	if (st && st->wants_interp && kind == WATCH_IMAGE_ELF && !asks_interp &&
+	    now - st->exec_time <= INTERP_TIMEOUT_US && now >= st->exec_time) {
 		/* The loader of the image just executed: part of that start. */
-		g_clear_pointer(&st->interp, g_free);
+		st->wants_interp = FALSE;
 		if (st->window)
 			(void)record_file(tracker, st, path, size);
 		return WATCH_EXEC_INTERP;
 	}
 
 	/* A new image: whatever the pid was running before has ended. */
-	if (!st) {
+	if (!st && g_hash_table_size(tracker->pids) < WATCH_MAX_PIDS) {
 		st = g_new0(PidState, 1);
 		g_hash_table_insert(tracker->pids, GINT_TO_POINTER(pid), st);
 	}
-	end_window(tracker, st);
-	g_free(st->interp);
-	st->interp = kind == WATCH_IMAGE_ELF && interp && *interp ? g_strdup(interp) : NULL;
-	st->exec_time = now;
+	if (st) {
+		end_window(tracker, st);
+		st->wants_interp = kind == WATCH_IMAGE_ELF && asks_interp;
+		st->exec_time = now;
+	}
 
 	if (!conf_prefix_accepts(tracker->limits.exeprefix, path))
 		return WATCH_EXEC_REJECTED;
 
 	last = g_hash_table_lookup(tracker->last_window, path);
-	if (tracker->limits.max_files == 0 ||
-	    (last && now - *last < tracker->limits.interval_us && now >= *last))
+	/* Not followed (a full table) or rate limited: only counted. */
+	if (!st || tracker->limits.max_files == 0 ||
+	    (last && now - *last < tracker->limits.interval_us && now >= *last) ||
+	    (!last && g_hash_table_size(tracker->last_window) >= WATCH_MAX_RATED))
 		return WATCH_EXEC_COUNTED;
 
 	st->window = g_new0(WatchWindow, 1);
@@ -332,8 +351,8 @@ watch_tracker_expire(WatchTracker *tracker, gint64 now, WatchAliveFunc alive, gp
 				   now < st->window->start))
 			end_window(tracker, st);
 		if (gone || now - st->exec_time > INTERP_TIMEOUT_US || now < st->exec_time)
-			g_clear_pointer(&st->interp, g_free);
-		if (!st->window && !st->interp)
+			st->wants_interp = FALSE;
+		if (!st->window && !st->wants_interp)
 			g_hash_table_iter_remove(&iter);
 	}
 
@@ -430,6 +449,225 @@ watch_parse_image(const guint8 *buf, gsize len, guint64 *interp_offset, guint64 
 		return WATCH_IMAGE_ELF;
 	}
 	return WATCH_IMAGE_ELF;
+}
+
+/* ---- mounts and file system classes --------------------------------------- */
+
+void
+watch_mount_free(WatchMount *mount)
+{
+	if (!mount)
+		return;
+	g_free(mount->point);
+	g_free(mount->fstype);
+	g_free(mount);
+}
+
+static void
+mount_destroy(gpointer data)
+{
+	watch_mount_free(data);
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134). */
+static char *
+unescape_mount_field(const char *s, gsize len)
+{
+	GString *out = g_string_sized_new(len);
+
+	for (gsize i = 0; i < len; i++) {
+		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
+		    s[i + 3] >= '0' && s[i + 3] <= '7') {
+			g_string_append_c(out, (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
+						       (s[i + 3] - '0')));
+			i += 3;
+		} else {
+			g_string_append_c(out, s[i]);
+		}
+	}
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
+ * (1)(2)(3)   (4)   (5)      (6)      (7)   (8) (9)   (10)         (11)
+ * id, parent, major:minor, root, mount point, options, optional fields
+ * ended by "-", type, source, super options (proc(5)).
+ */
+static WatchMount *
+parse_mount_line(const char *line)
+{
+	g_auto(GStrv) f = g_strsplit(line, " ", -1);
+	guint n = g_strv_length(f), sep;
+	unsigned int major, minor;
+	int id, parent;
+	char end;
+	WatchMount *mount;
+
+	if (n < 10)
+		return NULL;
+	if (sscanf(f[0], "%d%c", &id, &end) != 1 || sscanf(f[1], "%d%c", &parent, &end) != 1 ||
+	    sscanf(f[2], "%u:%u%c", &major, &minor, &end) != 2)
+		return NULL;
+	for (sep = 6; sep < n && strcmp(f[sep], "-") != 0; sep++)
+		;
+	if (sep + 1 >= n || f[4][0] != '/' || !*f[sep + 1])
+		return NULL;
+	mount = g_new0(WatchMount, 1);
+	mount->id = id;
+	mount->parent = parent;
+	mount->dev = makedev(major, minor);
+	mount->point = unescape_mount_field(f[4], strlen(f[4]));
+	mount->fstype = unescape_mount_field(f[sep + 1], strlen(f[sep + 1]));
+	return mount;
+}
+
+GPtrArray *
+watch_mounts_parse(const char *text)
+{
+	GPtrArray *mounts = g_ptr_array_new_with_free_func(mount_destroy);
+	const char *p = text;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		gsize len = nl ? (gsize)(nl - p) : strlen(p);
+		g_autofree char *line = g_strndup(p, len);
+		WatchMount *mount = parse_mount_line(line);
+
+		if (mount)
+			g_ptr_array_add(mounts, mount);
+		p = nl ? nl + 1 : NULL;
+	}
+	return mounts;
+}
+
+gboolean
+watch_fs_is_remote(const char *fstype)
+{
+	/* Network file systems, and FUSE whose server is a process that may hang. */
+	static const char *const remote[] = {
+		"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "afs", "coda",
+		"glusterfs", "lustre", "ncpfs", "fuse", "fuseblk", "virtiofs", "davfs",
+		"gfs2", "ocfs2", "orangefs", "pvfs2", "beegfs", "gpfs", NULL,
+	};
+
+	g_return_val_if_fail(fstype != NULL, FALSE);
+	if (g_str_has_prefix(fstype, "fuse."))
+		return TRUE;
+	return g_strv_contains(remote, fstype);
+}
+
+gboolean
+watch_fs_is_pseudo(const char *fstype)
+{
+	static const char *const pseudo[] = {
+		"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs",
+		"debugfs", "tracefs", "bpf", "pstore", "mqueue", "hugetlbfs", "configfs",
+		"fusectl", "autofs", "binfmt_misc", "efivarfs", "rpc_pipefs", "nsfs",
+		"selinuxfs", "nfsd", NULL,
+	};
+
+	g_return_val_if_fail(fstype != NULL, FALSE);
+	return g_strv_contains(pseudo, fstype);
+}
+
+gboolean
+watch_fs_magic_is_remote(guint64 f_type)
+{
+	/* statfs(2)'s magic numbers of the types watch_fs_is_remote() names. */
+	static const guint64 magic[] = {
+		0x6969,      /* NFS_SUPER_MAGIC */
+		0xff534d42,  /* CIFS_SUPER_MAGIC */
+		0xfe534d42,  /* SMB2_SUPER_MAGIC */
+		0x517b,      /* SMB_SUPER_MAGIC */
+		0x01021997,  /* V9FS_MAGIC */
+		0x00c36400,  /* CEPH_SUPER_MAGIC */
+		0x5346414f,  /* AFS_SUPER_MAGIC */
+		0x6b414653,  /* AFS_FS_MAGIC */
+		0x73757245,  /* CODA_SUPER_MAGIC */
+		0x564c,      /* NCP_SUPER_MAGIC */
+		0x65735546,  /* FUSE_SUPER_MAGIC (also virtiofs) */
+		0x65735543,  /* FUSE_CTL_SUPER_MAGIC */
+		0x01161970,  /* GFS2_MAGIC */
+		0x7461636f,  /* OCFS2_SUPER_MAGIC */
+		0x20030528,  /* ORANGEFS_DEVREQ_MAGIC */
+		0x0bd00bd0,  /* LL_SUPER_MAGIC (lustre) */
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(magic); i++)
+		if (magic[i] == f_type)
+			return TRUE;
+	return FALSE;
+}
+
+/* Whether point is path or a directory above it. */
+static gboolean
+point_holds(const char *point, const char *path)
+{
+	gsize n = strlen(point);
+
+	if (strcmp(point, "/") == 0)
+		return path[0] == '/';
+	return strncmp(point, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+const WatchMount *
+watch_mounts_find(const GPtrArray *mounts, const char *path)
+{
+	const WatchMount *best = NULL;
+
+	g_return_val_if_fail(mounts != NULL && path != NULL, NULL);
+	for (guint i = 0; i < mounts->len; i++) {
+		const WatchMount *m = g_ptr_array_index(mounts, i);
+
+		if (point_holds(m->point, path) && (!best || strlen(m->point) >= strlen(best->point)))
+			best = m;
+	}
+	return best;
+}
+
+gboolean
+watch_mounts_under_remote(const GPtrArray *mounts, const WatchMount *mount)
+{
+	/* Parent ids form a tree; a bound on the walk guards against a cycle in bad input. */
+	for (guint steps = 0; mount && steps <= mounts->len; steps++) {
+		const WatchMount *parent = NULL;
+
+		if (watch_fs_is_remote(mount->fstype))
+			return TRUE;
+		for (guint i = 0; i < mounts->len && !parent; i++) {
+			const WatchMount *m = g_ptr_array_index(mounts, i);
+
+			if (m->id == mount->parent && m != mount)
+				parent = m;
+		}
+		mount = parent;
+	}
+	return FALSE;
+}
+
+guint
+watch_close_event_fds(const guint8 *buf, gsize len, gsize from, int keep)
+{
+	guint closed = 0;
+
+	g_return_val_if_fail(buf != NULL || len == 0, 0);
+	/* fd is the fifth field, at byte 16, in every metadata version so far. */
+	for (gsize at = from; at + EVENT_METADATA_LEN <= len;
+	     at += EVENT_METADATA_LEN) {
+		gint32 fd;
+		int flags;
+
+		memcpy(&fd, buf + at + 16, sizeof(fd));
+		if (fd < 0 || fd == keep)
+			continue;
+		flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || (flags & O_ACCMODE) != O_RDONLY || !(flags & O_NONBLOCK))
+			continue;
+		(void)close(fd);
+		closed++;
+	}
+	return closed;
 }
 
 /* ---- resident ranges ---------------------------------------------------- */
@@ -642,7 +880,15 @@ struct Watch {
 	gpointer user_data;
 	pid_t self;
 	gboolean reads;           /* open events are watched */
-	GHashTable *interps;      /* PT_INTERP text -> resolved path ("" if none) */
+	gboolean netfs;           /* network and FUSE file systems may be watched */
+	char **lists[2];          /* exeprefix and mapprefix, owned copies */
+	int mounts_fd;            /* /proc/self/mountinfo, polled for changes; -1 if none */
+	guint mounts_source;      /* main loop watch of mounts_fd */
+	guint remark_source;      /* a pending remark (changes come in bursts) */
+	GArray *remote_devs;      /* dev_t of the network/FUSE file systems mounted */
+	guint fs_marks;           /* of the current set: file systems marked whole */
+	guint mount_marks;        /* ... and those marked as one mount only */
+	guint remote_skipped;     /* network/FUSE file systems the prefixes cover, not marked */
 	char *description;
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
 	WatchStats stats;
@@ -660,8 +906,28 @@ watch_get_stats(const Watch *watch)
 const char *
 watch_describe(const Watch *watch)
 {
+	Watch *w = (Watch *)watch;  /* the text is a cache the watcher owns */
+	guint marked = watch ? watch->fs_marks + watch->mount_marks : 0;
+	g_autofree char *remote = NULL;
+
 	g_return_val_if_fail(watch != NULL, NULL);
 
+	if (watch->remote_skipped > 0)
+		remote = g_strdup_printf("; %u network/FUSE file system%s not watched (netfs = false)",
+					 watch->remote_skipped, watch->remote_skipped == 1 ? "" : "s");
+	g_free(w->description);
+	w->description = g_strdup_printf(
+		"%s %u file system%s (%u whole, %u mount only), watching %s%s; marked %" G_GUINT64_FORMAT
+		" time%s; lost: %" G_GUINT64_FORMAT " events without a descriptor, %" G_GUINT64_FORMAT
+		" queue overflows, %" G_GUINT64_FORMAT " failed reads; %" G_GUINT64_FORMAT
+		" events of network/FUSE files dropped; %" G_GUINT64_FORMAT
+		" reads cut to the free descriptors",
+		watch->broken ? "fanotify STOPPED (events of an unknown format), was on" : "fanotify on",
+		marked, marked == 1 ? "" : "s", watch->fs_marks, watch->mount_marks,
+		watch->reads ? "starts and start-up opens" : "starts", remote ? remote : "",
+		watch->stats.remarks + 1, watch->stats.remarks == 0 ? "" : "s",
+		watch->stats.nofd, watch->stats.overflows, watch->stats.read_errors,
+		watch->stats.remote, watch->stats.short_reads);
 	return watch->description;
 }
 
@@ -723,54 +989,90 @@ on_timer(gpointer user_data)
 
 #ifdef HAVE_SYS_FANOTIFY_H
 
-/* The interpreter an image names, resolved as the kernel will open it. */
-static const char *
-resolve_interp(Watch *watch, const char *text)
-{
-	const char *cached = g_hash_table_lookup(watch->interps, text);
-	char *resolved;
+/* ---- the mount table ---- */
 
-	if (cached)
-		return *cached ? cached : NULL;
-	/*
-	 * The kernel reports the opened file by its real path: PT_INTERP says
-	 * /lib64/ld-linux-x86-64.so.2, the event says
-	 * /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 on a merged /usr.
-	 * A machine has a handful of interpreters; anyone can write a binary
-	 * naming any path, though, so the cache is bounded.
-	 */
-	if (g_hash_table_size(watch->interps) >= MAX_INTERPS)
-		g_hash_table_remove_all(watch->interps);
-	resolved = realpath(text, NULL);
-	g_hash_table_insert(watch->interps, g_strdup(text), resolved ? resolved : g_strdup(""));
-	return resolved;
+/* The current mount table, from the descriptor kept open to poll it. */
+static GPtrArray *
+read_mounts(Watch *watch)
+{
+	g_autoptr(GString) text = g_string_new(NULL);
+	char chunk[16384];
+	off_t at = 0;
+	ssize_t n;
+
+	if (watch->mounts_fd < 0)
+		return watch_mounts_parse("");
+	/* procfs: a read never waits on any file system. */
+	while ((n = pread(watch->mounts_fd, chunk, sizeof(chunk), at)) > 0) {
+		g_string_append_len(text, chunk, n);
+		at += n;
+	}
+	return watch_mounts_parse(text->str);
 }
 
-/* Classifies an executed file from its head; *interp gets the resolved loader. */
+static gboolean
+dev_is_remote(const Watch *watch, dev_t dev)
+{
+	for (guint i = 0; i < watch->remote_devs->len; i++)
+		if (g_array_index(watch->remote_devs, dev_t, i) == dev)
+			return TRUE;
+	return FALSE;
+}
+
+static void
+add_dev_once(GArray *devs, dev_t dev)
+{
+	for (guint i = 0; i < devs->len; i++)
+		if (g_array_index(devs, dev_t, i) == dev)
+			return;
+	g_array_append_val(devs, dev);
+}
+
+/*
+ * What the information about an event's file takes: statx on the
+ * descriptor, told not to ask the file's server (AT_STATX_DONT_SYNC): a
+ * FUSE or NFS file answers from its cached attributes, so a server that
+ * stopped answering cannot stall the caller. FALSE if not a regular file
+ * or if it lies on a network/FUSE file system that is not to be watched
+ * (counted).
+ */
+static gboolean
+event_file(Watch *watch, int fd, guint64 *size)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE, &stx) != 0)
+		return FALSE;
+	if (!watch->netfs && dev_is_remote(watch, makedev(stx.stx_dev_major, stx.stx_dev_minor))) {
+		watch->stats.remote++;
+		return FALSE;
+	}
+	if (!S_ISREG(stx.stx_mode))
+		return FALSE;
+	*size = stx.stx_size;
+	return TRUE;
+}
+
+/* Classifies an executed file from its head; *asks_interp if it names an interpreter. */
 static WatchImageKind
-examine_image(Watch *watch, int fd, const char **interp)
+examine_image(int fd, gboolean *asks_interp)
 {
 	guint8 head[IMAGE_HEAD];
-	char text[PATH_MAX + 1];
-	guint64 off, len;
+	guint64 off, len = 0;
 	ssize_t n;
 	WatchImageKind kind;
 
-	*interp = NULL;
+	/*
+	 * The interpreter's name is not needed, only whether there is one
+	 * (see watch_tracker_exec): the file is read through the event's
+	 * descriptor, and no path is looked up.
+	 */
+	*asks_interp = FALSE;
 	n = pread(fd, head, sizeof(head), 0);
 	if (n <= 0)
 		return WATCH_IMAGE_OTHER;
 	kind = watch_parse_image(head, (gsize)n, &off, &len);
-	if (kind != WATCH_IMAGE_ELF || len == 0)
-		return kind;
-	if (off + len <= (guint64)n) {
-		memcpy(text, head + off, (size_t)len);
-	} else if (pread(fd, text, (size_t)len, (off_t)off) != (ssize_t)len) {
-		return kind;
-	}
-	text[len] = '\0';
-	if (text[0] == '/' && strlen(text) == len)
-		*interp = resolve_interp(watch, text);
+	*asks_interp = kind == WATCH_IMAGE_ELF && len > 0;
 	return kind;
 }
 
@@ -779,20 +1081,20 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 {
 	g_autofree char *raw = NULL;
 	g_autofree char *path = NULL;
-	const char *interp;
+	gboolean asks_interp;
 	WatchImageKind kind;
 	WatchExecResult result;
-	struct stat st;
+	guint64 size;
 
 	watch->stats.execs++;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!event_file(watch, fd, &size))
 		return;
 	raw = proc_fd_path(fd);
 	/* The same rules as for /proc/PID/exe, so both name a program alike. */
 	if (!raw || !(path = proc_sanitize_exe(raw)))
 		return;
-	kind = examine_image(watch, fd, &interp);
-	result = watch_tracker_exec(watch->tracker, pid, path, (guint64)st.st_size, kind, interp, now);
+	kind = examine_image(fd, &asks_interp);
+	result = watch_tracker_exec(watch->tracker, pid, path, size, kind, asks_interp, now);
 	if (result == WATCH_EXEC_WINDOW)
 		watch->stats.windows++;
 	if (result == WATCH_EXEC_WINDOW || result == WATCH_EXEC_COUNTED) {
@@ -806,59 +1108,130 @@ static void
 handle_open(Watch *watch, pid_t pid, int fd, gint64 now)
 {
 	g_autofree char *path = NULL;
-	struct stat st;
+	guint64 size;
 
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!event_file(watch, fd, &size))
 		return;
 	path = proc_fd_path(fd);
 	/* A file deleted since it was opened cannot be read ahead later. */
 	if (!path || path[0] != '/' || g_str_has_suffix(path, " (deleted)"))
 		return;
-	if (watch_tracker_open(watch->tracker, pid, path, (guint64)st.st_size, now))
+	if (watch_tracker_open(watch->tracker, pid, path, size, now))
 		watch->stats.recorded++;
 }
 
+/* Descriptors the daemon keeps for its other work (log, state, readahead workers, /proc). */
+#define FD_RESERVE 64
+
 /*
- * One read() of events. Returns how many were read (0: none pending);
- * *more is TRUE when the buffer came back full, so more may be waiting.
+ * How many events one read may return: each brings a descriptor, and a
+ * descriptor the kernel cannot create loses its event. So a read asks
+ * for no more events than there are free descriptors (RLIMIT_NOFILE
+ * minus those open), less a reserve for the rest of the daemon; with few
+ * free, half of them (the floor), and none when none is free.
+ */
+static gsize
+events_per_read(Watch *watch)
+{
+	const gsize most = EVENT_BUFFER / EVENT_METADATA_LEN;
+	struct rlimit rl;
+	g_autoptr(GDir) dir = NULL;
+	gsize open_fds = 0, free_fds, n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 1;
+	dir = g_dir_open("/proc/self/fd", 0, NULL);
+	if (!dir)
+		return 1;  /* cannot count: one at a time is always safe */
+	while (g_dir_read_name(dir))
+		open_fds++;  /* includes the directory's own descriptor: errs on the safe side */
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXSIZE)
+		return most;
+	free_fds = (gsize)rl.rlim_cur > open_fds ? (gsize)rl.rlim_cur - open_fds : 0;
+	n = free_fds > 2 * FD_RESERVE ? free_fds - FD_RESERVE : free_fds / 2;
+	if (n < most)
+		watch->stats.short_reads++;
+	return MIN(n, most);
+}
+
+/* Stops reading events for good: the group is closed and its queue dropped. */
+static void
+stop_group(Watch *watch)
+{
+	watch->broken = TRUE;
+	if (watch->fd_source)
+		g_source_remove(watch->fd_source);
+	if (watch->pause_source)
+		g_source_remove(watch->pause_source);
+	watch->fd_source = watch->pause_source = 0;
+	if (watch->fd >= 0)
+		(void)close(watch->fd);
+	watch->fd = -1;
+}
+
+/*
+ * One read() of at most max events. Returns how many were read (0: none
+ * pending); *more is TRUE when the read came back full, so more may be
+ * waiting. Every descriptor the read returned is closed on every path.
  */
 static guint
-read_batch(Watch *watch, gboolean *more)
+read_batch(Watch *watch, gsize max, gboolean *more)
 {
-	const struct fanotify_event_metadata *ev;
 	guint count = 0;
 	gint64 now;
 	ssize_t len;
+	gsize at = 0;
 
 	*more = FALSE;
-	len = read(watch->fd, watch->buffer, EVENT_BUFFER);
-	if (len <= 0)
+	if (max == 0)
 		return 0;
+	len = read(watch->fd, watch->buffer, max * EVENT_METADATA_LEN);
+	if (len < 0) {
+		/*
+		 * EMFILE, ENFILE, ENOMEM...: the kernel could not make the first
+		 * event's descriptor, and that event is gone.
+		 */
+		if (errno != EAGAIN && errno != EINTR)
+			watch->stats.read_errors++;
+		return 0;
+	}
 	now = g_get_monotonic_time();
-	for (ev = (const void *)watch->buffer; FAN_EVENT_OK(ev, len); ev = FAN_EVENT_NEXT(ev, len)) {
-		pid_t pid = (pid_t)ev->pid;
+	while (at < (gsize)len) {
+		const struct fanotify_event_metadata *ev = (const void *)(watch->buffer + at);
+		pid_t pid;
 
-		count++;
-		if (ev->vers != FANOTIFY_METADATA_VERSION) {
+		if ((gsize)len - at < EVENT_METADATA_LEN || ev->event_len < EVENT_METADATA_LEN ||
+		    ev->event_len > (gsize)len - at || ev->vers != FANOTIFY_METADATA_VERSION) {
 			/*
 			 * A layout this code does not know: nothing more can be
 			 * read safely. No caller to hand this to (this is the
 			 * event loop), so it is logged here, once.
 			 */
-			g_warning("fanotify event format %u, expected %u: not learning from file opens",
-				  (unsigned)ev->vers, (unsigned)FANOTIFY_METADATA_VERSION);
-			watch->broken = TRUE;
-			return count;
+			watch->stats.closed_unparsed +=
+				watch_close_event_fds(watch->buffer, (gsize)len, at, watch->fd);
+			g_warning("fanotify event format %u (length %u), expected %u: "
+				  "not watching starts and opens any more",
+				  (unsigned)ev->vers, (unsigned)ev->event_len,
+				  (unsigned)FANOTIFY_METADATA_VERSION);
+			stop_group(watch);
+			return count + 1;
 		}
+		at += ev->event_len;
+		count++;
+		pid = (pid_t)ev->pid;
 		watch->stats.events++;
 		if (ev->mask & FAN_Q_OVERFLOW) {
 			watch->stats.overflows++;
 			if (!watch->overflow_logged)
 				g_info("fanotify queue overflowed: some opens were not seen");
 			watch->overflow_logged = TRUE;
-		}
-		if (ev->fd < 0)
 			continue;
+		}
+		if (ev->fd < 0) {
+			/* FAN_NOFD on an event that has a file: its descriptor failed. */
+			watch->stats.nofd++;
+			continue;
+		}
 		/*
 		 * Cheapest checks first: the daemon's own opens, then (for plain
 		 * opens) whether the pid is in a window at all.
@@ -874,7 +1247,7 @@ read_batch(Watch *watch, gboolean *more)
 		}
 		(void)close(ev->fd);
 	}
-	*more = (size_t)len + FAN_EVENT_METADATA_LEN > EVENT_BUFFER;
+	*more = (gsize)len + EVENT_METADATA_LEN > max * EVENT_METADATA_LEN;
 	return count;
 }
 
@@ -884,9 +1257,14 @@ dispatch(Watch *watch)
 {
 	guint count = 0;
 	gboolean more = TRUE;
+	gsize max;
 
+	if (watch->broken)
+		return 0;
+	/* The batches close what they get: the free count holds for all of them. */
+	max = events_per_read(watch);
 	for (int i = 0; i < MAX_READS && more && !watch->broken; i++)
-		count += read_batch(watch, &more);
+		count += read_batch(watch, max, &more);
 	ensure_timer(watch);
 	return count;
 }
@@ -941,6 +1319,9 @@ on_events(gint fd, GIOCondition condition, gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
+/* At most this many file systems are marked: a mount table of thousands must not cost thousands of marks. */
+#define MAX_MARKS 64
+
 /* Adds one directory to dirs unless a directory on the same file system is there. */
 static void
 add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
@@ -948,6 +1329,8 @@ add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
 	g_autofree char *dir = g_strdup(prefix);
 	struct stat st;
 
+	if (dirs->len >= MAX_MARKS)
+		return;
 	/* A prefix is raw ("/lib" also matches "/lib64"): climb to a directory. */
 	for (;;) {
 		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
@@ -968,23 +1351,150 @@ add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
 	g_ptr_array_add(dirs, g_steal_pointer(&dir));
 }
 
-/* The directories whose file systems hold what the two prefix lists accept. */
+/*
+ * Whether the mount holding path (by the mount table, no lookup) is a
+ * network/FUSE one or lies under one; such a path is not even stat()ed
+ * unless netfs allows it, since a dead server would stall the stat.
+ */
+static gboolean
+path_is_remote(Watch *watch, const GPtrArray *mounts, const char *path, GArray *skipped)
+{
+	const WatchMount *m = watch_mounts_find(mounts, path);
+
+	if (watch->netfs || !m || !watch_mounts_under_remote(mounts, m))
+		return FALSE;
+	add_dev_once(skipped, m->dev);
+	return TRUE;
+}
+
+static gboolean
+lists_accept(char **const lists[2], const char *path)
+{
+	return conf_prefix_accepts(lists[0], path) || conf_prefix_accepts(lists[1], path);
+}
+
+/*
+ * The directories whose file systems hold what the two prefix lists
+ * accept: each prefix's own directory, "/" when a list accepts paths no
+ * prefix matches, and every mount whose mount point a list accepts (a
+ * file system mounted at /usr/local is not /usr's). Network/FUSE ones are
+ * left out unless netfs allows them (counted in *remote), and so are
+ * pseudo file systems.
+ */
 static void
-collect_mark_dirs(char *const *lists[2], GPtrArray *dirs)
+collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, guint *remote)
 {
 	g_autoptr(GArray) devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
+	g_autoptr(GArray) skipped = g_array_new(FALSE, FALSE, sizeof(dev_t));
 
 	for (int l = 0; l < 2; l++) {
-		char *const *list = lists[l];
+		char **list = watch->lists[l];
 
 		for (guint i = 0; list && list[i]; i++) {
-			if (list[i][0] == '/')
+			if (list[i][0] == '/' && !path_is_remote(watch, mounts, list[i], skipped))
 				add_mark_dir(dirs, devs, list[i]);
 		}
 		/* A path no prefix matches is accepted: the root file system at least. */
-		if (conf_prefix_accepts(list, "/"))
+		if (conf_prefix_accepts(list, "/") && !path_is_remote(watch, mounts, "/", skipped))
 			add_mark_dir(dirs, devs, "/");
 	}
+	for (guint i = 0; i < mounts->len; i++) {
+		const WatchMount *m = g_ptr_array_index(mounts, i);
+		g_autofree char *dir = g_strconcat(m->point, strcmp(m->point, "/") ? "/" : "", NULL);
+
+		if (watch_fs_is_pseudo(m->fstype) || !lists_accept(watch->lists, dir))
+			continue;
+		/* Hidden by a later mount over the same point, or under it. */
+		if (watch_mounts_find(mounts, m->point) != m)
+			continue;
+		if (!path_is_remote(watch, mounts, m->point, skipped))
+			add_mark_dir(dirs, devs, m->point);
+	}
+	*remote = skipped->len;
+}
+
+/*
+ * Marks the file systems of the current mount table. Marks are added
+ * (the kernel merges a mark with one already there), never flushed: no
+ * event is lost meanwhile, and a file system unmounted takes its mark
+ * with it. Returns the errno of the last failure, 0 if none.
+ */
+static int
+mark_all(Watch *watch)
+{
+	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) mounts = read_mounts(watch);
+	guint64 mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
+	int last_errno = 0;
+
+	g_array_set_size(watch->remote_devs, 0);
+	for (guint i = 0; i < mounts->len; i++) {
+		const WatchMount *m = g_ptr_array_index(mounts, i);
+
+		if (watch_fs_is_remote(m->fstype))
+			add_dev_once(watch->remote_devs, m->dev);
+	}
+	collect_mark_dirs(watch, mounts, dirs, &watch->remote_skipped);
+	watch->fs_marks = watch->mount_marks = 0;
+	for (guint i = 0; i < dirs->len; i++) {
+		const char *dir = g_ptr_array_index(dirs, i);
+
+		/*
+		 * A file system mark sees every mount of it, including bind
+		 * mounts; kernels before 4.20 and some file systems (btrfs
+		 * subvolumes: EXDEV) only allow a mount mark.
+		 */
+		if (fanotify_mark(watch->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask,
+				  AT_FDCWD, dir) == 0) {
+			watch->fs_marks++;
+			continue;
+		}
+		last_errno = errno;
+		if (fanotify_mark(watch->fd, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, dir) == 0) {
+			watch->mount_marks++;
+			continue;
+		}
+		last_errno = errno;
+	}
+	return last_errno;
+}
+
+void
+watch_remark(Watch *watch)
+{
+	g_return_if_fail(watch != NULL);
+
+	if (watch->fd < 0 || watch->broken)
+		return;
+	(void)mark_all(watch);
+	watch->stats.remarks++;
+	g_info("%s", watch_describe(watch));
+}
+
+static gboolean
+on_remark(gpointer user_data)
+{
+	Watch *watch = user_data;
+
+	watch->remark_source = 0;
+	watch_remark(watch);
+	return G_SOURCE_REMOVE;
+}
+
+/* Mounts come in bursts (a container starting): one remark after the burst settles. */
+#define REMARK_DELAY_MS 100
+
+static gboolean
+on_mounts_changed(gint fd, GIOCondition condition, gpointer user_data)
+{
+	Watch *watch = user_data;
+
+	(void)fd;
+	(void)condition;
+	/* procfs flags each change once (POLLPRI | POLLERR), so this does not spin. */
+	if (!watch->remark_source)
+		watch->remark_source = g_timeout_add(REMARK_DELAY_MS, on_remark, watch);
+	return G_SOURCE_CONTINUE;
 }
 
 static gboolean
@@ -1001,14 +1511,14 @@ set_error_errno(GError **error, int err, const char *what)
 }
 
 static gboolean
-watch_open(Watch *watch, const Conf *conf, GError **error)
+watch_open(Watch *watch, GError **error)
 {
-	const unsigned int event_flags = O_RDONLY | O_LARGEFILE | O_CLOEXEC;
-	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
-	char *const *lists[2] = { conf->exeprefix, conf->mapprefix };
-	guint64 mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
-	guint fs_marks = 0, mount_marks = 0;
-	int last_errno = 0;
+	/*
+	 * O_NONBLOCK: nothing the daemon does with an event's descriptor may
+	 * wait (a FIFO or a device opened through it would).
+	 */
+	const unsigned int event_flags = O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NONBLOCK;
+	int last_errno;
 
 	/*
 	 * O_NOATIME: the descriptors the kernel opens for the daemon must not
@@ -1022,38 +1532,18 @@ watch_open(Watch *watch, const Conf *conf, GError **error)
 	if (watch->fd < 0)
 		return set_error_errno(error, errno, "fanotify_init");
 
-	collect_mark_dirs(lists, dirs);
-	for (guint i = 0; i < dirs->len; i++) {
-		const char *dir = g_ptr_array_index(dirs, i);
-
-		/*
-		 * A file system mark sees every mount of it, including bind
-		 * mounts; kernels before 4.20 and some file systems (btrfs
-		 * subvolumes: EXDEV) only allow a mount mark.
-		 */
-		if (fanotify_mark(watch->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask,
-				  AT_FDCWD, dir) == 0) {
-			fs_marks++;
-			continue;
-		}
-		last_errno = errno;
-		if (fanotify_mark(watch->fd, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, dir) == 0) {
-			mount_marks++;
-			continue;
-		}
-		last_errno = errno;
-	}
-	if (fs_marks + mount_marks == 0) {
+	/* Watched for changes: a file system mounted later is marked then. */
+	watch->mounts_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	last_errno = mark_all(watch);
+	if (watch->fs_marks + watch->mount_marks == 0) {
 		if (last_errno == EINVAL)
 			return set_error_errno(error, last_errno,
 					       "fanotify_mark (FAN_OPEN_EXEC needs Linux 5.0)");
 		return set_error_errno(error, last_errno ? last_errno : ENOENT, "fanotify_mark");
 	}
-	watch->description = g_strdup_printf("fanotify on %u file system%s (%u whole, %u mount only), "
-					     "watching %s", fs_marks + mount_marks,
-					     fs_marks + mount_marks == 1 ? "" : "s",
-					     fs_marks, mount_marks,
-					     watch->reads ? "starts and start-up opens" : "starts");
+	if (watch->mounts_fd >= 0)
+		watch->mounts_source = g_unix_fd_add(watch->mounts_fd, G_IO_PRI | G_IO_ERR,
+						     on_mounts_changed, watch);
 	return TRUE;
 }
 
@@ -1061,6 +1551,12 @@ watch_open(Watch *watch, const Conf *conf, GError **error)
 
 void
 watch_dispatch(Watch *watch)
+{
+	(void)watch;
+}
+
+void
+watch_remark(Watch *watch)
 {
 	(void)watch;
 }
@@ -1073,9 +1569,9 @@ on_events(gint fd, GIOCondition condition, gpointer user_data)
 }
 
 static gboolean
-watch_open(Watch *watch, const Conf *conf, GError **error)
+watch_open(Watch *watch, GError **error)
 {
-	(void)watch; (void)conf;
+	(void)watch;
 	g_set_error(error, WATCH_ERROR, WATCH_ERROR_UNSUPPORTED,
 		    "built without <sys/fanotify.h>");
 	return FALSE;
@@ -1094,12 +1590,16 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 
 	watch = g_new0(Watch, 1);
 	watch->fd = -1;
+	watch->mounts_fd = -1;
 	watch->self = getpid();
 	watch->reads = conf->learnreads && conf->maxreadfiles > 0 && conf->maxreadkb > 0;
+	watch->netfs = conf->netfs;
+	watch->lists[0] = g_strdupv(conf->exeprefix);
+	watch->lists[1] = g_strdupv(conf->mapprefix);
+	watch->remote_devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	if (callbacks)
 		watch->callbacks = *callbacks;
 	watch->user_data = user_data;
-	watch->interps = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free);
 	watch->buffer = g_malloc(EVENT_BUFFER);
 
 	limits.window_us = conf->startupwindow * G_USEC_PER_SEC;
@@ -1110,7 +1610,7 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 	limits.mapprefix = conf->mapprefix;
 	watch->tracker = watch_tracker_new(&limits, watch->self);
 
-	if (!watch_open(watch, conf, error))
+	if (!watch_open(watch, error))
 		return NULL;
 	watch->fd_source = g_unix_fd_add(watch->fd, G_IO_IN, on_events, watch);
 	return g_steal_pointer(&watch);
@@ -1127,10 +1627,18 @@ watch_free(Watch *watch)
 		g_source_remove(watch->pause_source);
 	if (watch->timer)
 		g_source_remove(watch->timer);
+	if (watch->mounts_source)
+		g_source_remove(watch->mounts_source);
+	if (watch->remark_source)
+		g_source_remove(watch->remark_source);
 	if (watch->fd >= 0)
 		(void)close(watch->fd);
+	if (watch->mounts_fd >= 0)
+		(void)close(watch->mounts_fd);
 	watch_tracker_free(watch->tracker);
-	g_hash_table_unref(watch->interps);
+	g_strfreev(watch->lists[0]);
+	g_strfreev(watch->lists[1]);
+	g_array_unref(watch->remote_devs);
 	g_free(watch->description);
 	g_free(watch->buffer);
 	g_free(watch);

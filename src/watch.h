@@ -18,9 +18,20 @@
  * learned read set. Opens by any process that has no window cost one
  * hash lookup.
  *
+ * The watcher never looks a path up on behalf of a user: what it learns
+ * about a file comes from the descriptor fanotify hands it (statx without
+ * a round trip to the file's server, its name in /proc/self/fd), and the
+ * interpreter of a program is recognised by where its exec event falls,
+ * not by resolving the name the program asks for. Network and FUSE file
+ * systems, which may stop answering, are not watched unless `netfs`
+ * allows it. The marks follow the mount table: a change to
+ * /proc/self/mountinfo (a mount, an unmount, a remount) marks the file
+ * systems again, and so does watch_remark().
+ *
  * The pure parts (the window bookkeeping, the ELF header parser that
- * finds the interpreter, the turning of mincore vectors into ranges) are
- * exported for the tests; the rest is I/O.
+ * finds the interpreter, the turning of mincore vectors into ranges, the
+ * mount table parser and the file system classes) are exported for the
+ * tests; the rest is I/O.
  */
 #pragma once
 
@@ -91,21 +102,41 @@ void watch_tracker_free(WatchTracker *tracker);
 
 /*
  * An exec event: pid opened `path` (a regular file of `size` bytes) to
- * execute it, at time now (us). `interp` is the resolved path of the ELF
- * interpreter the image asks for (PT_INTERP), NULL if none.
+ * execute it, at time now (us). `asks_interp` tells that the image is an
+ * ELF file naming an interpreter (PT_INTERP).
  *
  * During one execve the kernel reports up to three such opens: a script,
  * the interpreter named on its #! line, and that program's ELF
  * interpreter (ld-linux). /proc/PID/exe, and so the model, names the
  * middle one: the script is skipped (its interpreter reads it later
- * through an ordinary open, which is recorded) and an exec of the
- * interpreter the previous image asked for is not a start but a file of
- * that start's window. Any other exec by a pid that has a window ends that
- * window: the process became another program.
+ * through an ordinary open, which is recorded) and the interpreter's exec
+ * is not a start but a file of that start's window.
+ *
+ * The interpreter is recognised by its place, not its name: the kernel
+ * opens it inside the same execve, before any code of the new image runs,
+ * so the next exec event of that pid (within a second) is it, provided it
+ * is an ELF image that asks for no interpreter itself (the kernel loads
+ * no interpreter's interpreter). Resolving the name PT_INTERP gives would
+ * be a path lookup of the user's choosing, and on a dead mount it never
+ * returns. Any other exec by a pid that has a window ends that window:
+ * the process became another program.
+ *
+ * At most WATCH_MAX_PIDS pids are followed at once: when the table is
+ * full, the exec of a pid not in it is counted (WATCH_EXEC_COUNTED or
+ * WATCH_EXEC_REJECTED) but not followed, until expire() frees entries.
  */
 WatchExecResult watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path,
-				   guint64 size, WatchImageKind kind, const char *interp,
+				   guint64 size, WatchImageKind kind, gboolean asks_interp,
 				   gint64 now);
+
+/*
+ * Bounds of the tracker's tables, entries expire within a second (pids
+ * without a window) or a window's length, and with a cycle (rate limit).
+ * A full table refuses new entries rather than flushing the old ones, so
+ * a flood of programs cannot make the tracker forget what it follows.
+ */
+#define WATCH_MAX_PIDS 4096
+#define WATCH_MAX_RATED 4096
 
 /* Whether pid is in its start-up window: the one check every open pays. */
 gboolean watch_tracker_wants(const WatchTracker *tracker, pid_t pid);
@@ -144,6 +175,60 @@ gboolean watch_tracker_busy(const WatchTracker *tracker);
  */
 WatchImageKind watch_parse_image(const guint8 *buf, gsize len,
 				 guint64 *interp_offset, guint64 *interp_length);
+
+/* ---- mounts and file system classes (pure) ---- */
+
+/* One line of /proc/PID/mountinfo. */
+typedef struct WatchMount {
+	int id;               /* mount id */
+	int parent;           /* parent mount id */
+	dev_t dev;            /* st_dev of its files (major:minor) */
+	char *point;          /* mount point, \ooo escapes undone, owned */
+	char *fstype;         /* file system type, owned */
+} WatchMount;
+
+void watch_mount_free(WatchMount *mount);
+
+/*
+ * Parses the text of a mountinfo file into WatchMount *, in file order
+ * (owned by the array). A malformed line is skipped.
+ */
+GPtrArray *watch_mounts_parse(const char *text);
+
+/*
+ * Whether a file system type (mountinfo's name) is a network or FUSE
+ * one: its files live on a server that may stop answering (nfs, nfs4,
+ * cifs, smb3, 9p, ceph, afs, glusterfs, fuse and every fuse.NAME and
+ * fuseblk, virtiofs, ...).
+ */
+gboolean watch_fs_is_remote(const char *fstype);
+
+/* Whether a file system type holds no files worth watching (proc, sysfs, cgroup, autofs...). */
+gboolean watch_fs_is_pseudo(const char *fstype);
+
+/* Whether statfs f_type is a network or FUSE file system's magic number. */
+gboolean watch_fs_magic_is_remote(guint64 f_type);
+
+/*
+ * The mount that holds `path` (absolute, no symlinks followed): the one
+ * with the longest mount point that is path or a parent of it; the last
+ * such line wins (a later mount over the same point hides earlier ones).
+ * NULL if none. Borrowed from mounts.
+ */
+const WatchMount *watch_mounts_find(const GPtrArray *mounts, const char *path);
+
+/* Whether mount, or a mount it lies under, is remote (see watch_fs_is_remote). */
+gboolean watch_mounts_under_remote(const GPtrArray *mounts, const WatchMount *mount);
+
+/*
+ * Closes the event descriptors of a buffer from byte `from` on that
+ * cannot be parsed (an unknown format or a bad event_len): without
+ * info records every event is FAN_EVENT_METADATA_LEN bytes, so the
+ * descriptors are looked for at that stride; a value is closed only if it
+ * is open, is not `keep`, and is read-only and non-blocking, as every
+ * event descriptor is. Returns how many were closed.
+ */
+guint watch_close_event_fds(const guint8 *buf, gsize len, gsize from, int keep);
 
 /* ---- resident ranges (pure) ---- */
 
@@ -204,7 +289,13 @@ typedef struct WatchStats {
 	guint64 recorded;     /* of those, recorded in a window */
 	guint64 windows;      /* windows opened */
 	guint64 learned;      /* windows finished with a non-empty read set */
-	guint64 overflows;    /* times the kernel's queue overflowed */
+	guint64 overflows;    /* times the kernel's queue overflowed (events lost, uncountable) */
+	guint64 nofd;         /* events lost: the kernel could not make their descriptor */
+	guint64 read_errors;  /* reads that failed (an event is lost with each) */
+	guint64 remote;       /* events of network/FUSE files, dropped (netfs = false) */
+	guint64 closed_unparsed; /* descriptors closed in a buffer of an unknown format */
+	guint64 remarks;      /* times the file systems were marked again */
+	guint64 short_reads;  /* reads made smaller than the buffer for lack of descriptors */
 } WatchStats;
 
 typedef struct Watch Watch;
@@ -212,9 +303,19 @@ typedef struct Watch Watch;
 /*
  * Starts watching, from the configuration: exec events always, open
  * events only with `learnreads`, on the file systems holding the
- * directories that exeprefix and mapprefix accept. `cycle` (seconds) is
- * the window rate limit. The watcher adds its descriptor to the default
- * main context. Fails with a WATCH_ERROR when fanotify cannot be used.
+ * directories that exeprefix and mapprefix accept and on every mount
+ * whose mount point they accept (at most 64), leaving out network and
+ * FUSE file systems unless `netfs` is set. `cycle` (seconds) is the
+ * window rate limit. The watcher adds its descriptors (the group and
+ * /proc/self/mountinfo) to the default main context. Fails with a
+ * WATCH_ERROR when fanotify cannot be used.
+ *
+ * Each read of events asks for no more events than the daemon has free
+ * descriptors (RLIMIT_NOFILE less those open, less a reserve of 64):
+ * every event brings a descriptor, and one the kernel cannot create
+ * loses its event. The unit should set LimitNOFILE well above 1024.
+ * Events lost anyway (queue overflows, events without a descriptor,
+ * failed reads) are counted in WatchStats and in watch_describe().
  */
 Watch *watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 		 GError **error);
@@ -223,7 +324,21 @@ void watch_free(Watch *watch);
 /* Reads pending events now (the main loop does this by itself). */
 void watch_dispatch(Watch *watch);
 const WatchStats *watch_get_stats(const Watch *watch);
-/* "fanotify on N file systems (filesystem marks)", for the log. */
+
+/*
+ * Marks the file systems again, from the current mount table: a file
+ * system mounted or remounted since is watched from now on. Done by
+ * itself when /proc/self/mountinfo changes; the daemon calls it on
+ * SIGHUP too. Marks are only added (a mark is dropped by the kernel with
+ * its file system), so no event is lost while this runs.
+ */
+void watch_remark(Watch *watch);
+
+/*
+ * What is watched now and what was lost, for the log and the dump:
+ * "fanotify on N file systems (...), watching ...; ... lost ...". The
+ * text is the watcher's, valid until its next call or event.
+ */
 const char *watch_describe(const Watch *watch);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchTracker, watch_tracker_free)

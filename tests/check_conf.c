@@ -595,6 +595,7 @@ static const char default_dump[] =
 	"tracefile = \n"
 	"learnreads = true\n"
 	"learnexec = true\n"
+	"netfs = false\n"
 	"startupwindow = 5\n"
 	"maxreadfiles = 256\n"
 	"maxreadkb = 65536\n";
@@ -705,8 +706,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 13 keys in [model], 20 in [system] */
-	ck_assert_uint_eq(rows->len, 33);
+	/* 13 keys in [model], 21 in [system] */
+	ck_assert_uint_eq(rows->len, 34);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -756,7 +757,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[30];
+	window = rows->pdata[31];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

@@ -17,6 +17,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* ---- the window bookkeeping ---- */
@@ -37,7 +38,7 @@ typedef struct {
 	int pid;
 	const char *path;
 	WatchImageKind kind;
-	const char *interp;
+	const char *interp;   /* non-NULL: the image asks for an interpreter (PT_INTERP) */
 	gint64 ms;            /* event time in milliseconds */
 	int expect;
 	const char *windows;  /* "exe:file,file|exe:file" in order, "" for none */
@@ -83,10 +84,30 @@ static const TrackerCase tracker_cases[] = {
 		WANTS(200, FALSE),
 		EXPIRE(1001, 0, "/bin/a:/bin/a"),
 	} },
-	{ "an interpreter other than the one asked for is a new image", {
+	{ "an image that asks for an interpreter itself is a new image, not the interpreter", {
 		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
-		EXEC(200, "/bin/ld-other", ELF, NULL, 1, WATCH_EXEC_WINDOW),
-		EXPIRE(6000, 0, "/bin/a:/bin/a|/bin/ld-other:/bin/ld-other"),
+		EXEC(200, "/bin/b", ELF, LD, 1, WATCH_EXEC_WINDOW),
+		EXPIRE(6000, 0, "/bin/a:/bin/a|/bin/b:/bin/b"),
+	} },
+	{ "the interpreter is known by its place, whatever its name", {
+		/* PT_INTERP may say /lib64/ld.so; the kernel opens the real file. */
+		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		EXEC(200, "/lib/x86_64-linux-gnu/ld-real.so.2", ELF, NULL, 1, WATCH_EXEC_INTERP),
+		/* One interpreter per image: the next exec is a new program. */
+		EXEC(200, "/bin/static", ELF, NULL, 2, WATCH_EXEC_WINDOW),
+		EXPIRE(6000, 0, "/bin/a:/bin/a,/lib/x86_64-linux-gnu/ld-real.so.2"
+			  "|/bin/static:/bin/static"),
+	} },
+	{ "an image without PT_INTERP expects no interpreter", {
+		EXEC(200, "/bin/static", ELF, NULL, 0, WATCH_EXEC_WINDOW),
+		EXEC(200, "/bin/b", ELF, NULL, 1, WATCH_EXEC_WINDOW),
+		EXPIRE(6000, 0, "/bin/static:/bin/static|/bin/b:/bin/b"),
+	} },
+	{ "a script cannot be an interpreter", {
+		EXEC(200, "/bin/a", ELF, LD, 0, WATCH_EXEC_WINDOW),
+		EXEC(200, "/bin/s.sh", WATCH_IMAGE_SCRIPT, NULL, 1, WATCH_EXEC_SCRIPT),
+		EXEC(200, LD, WATCH_IMAGE_OTHER, NULL, 2, WATCH_EXEC_REJECTED),
+		EXPIRE(6000, 0, "/bin/a:/bin/a"),
 	} },
 	{ "the daemon's own events are ignored", {
 		EXEC(SELF_PID, "/bin/a", ELF, LD, 0, WATCH_EXEC_SELF),
@@ -205,7 +226,8 @@ START_TEST(test_tracker)
 
 		switch (s->op) {
 		case STEP_EXEC:
-			got = (int)watch_tracker_exec(t, s->pid, s->path, 1000, s->kind, s->interp, now);
+			got = (int)watch_tracker_exec(t, s->pid, s->path, 1000, s->kind,
+						      s->interp != NULL, now);
 			break;
 		case STEP_OPEN:
 			got = watch_tracker_open(t, s->pid, s->path, 1000, now);
@@ -250,12 +272,190 @@ START_TEST(test_tracker_no_files)
 	g_autoptr(GPtrArray) done = NULL;
 
 	/* max_files 0 (no open events): starts are counted, never followed. */
-	ck_assert_int_eq(watch_tracker_exec(t, 5, "/x", 1, WATCH_IMAGE_OTHER, NULL, 0),
+	ck_assert_int_eq(watch_tracker_exec(t, 5, "/x", 1, WATCH_IMAGE_OTHER, FALSE, 0),
 			 WATCH_EXEC_COUNTED);
 	ck_assert(!watch_tracker_wants(t, 5));
 	done = watch_tracker_expire(t, 10 * G_USEC_PER_SEC, NULL, NULL);
 	ck_assert_uint_eq(done->len, 0);
 	ck_assert(!watch_tracker_busy(t));
+}
+END_TEST
+
+/*
+ * The tables are bounded: past WATCH_MAX_PIDS followed pids, a start is
+ * counted but not followed, and the old entries are kept, not flushed.
+ */
+START_TEST(test_tracker_bounds)
+{
+	static char bin[] = "/bin/";
+	char *exe[] = { bin, NULL };
+	WatchLimits limits = { 5 * G_USEC_PER_SEC, 20 * G_USEC_PER_SEC, 3, exe, exe };
+	g_autoptr(WatchTracker) t = watch_tracker_new(&limits, SELF_PID);
+	g_autoptr(GPtrArray) done = NULL;
+
+	for (int i = 0; i < WATCH_MAX_PIDS; i++) {
+		g_autofree char *path = g_strdup_printf("/bin/p%d", i);
+
+		ck_assert_int_eq(watch_tracker_exec(t, 1000 + i, path, 1, WATCH_IMAGE_ELF, TRUE, 0),
+				 WATCH_EXEC_WINDOW);
+	}
+	/* Full: pid 99999 is counted, gets no window, and its interpreter is a start. */
+	ck_assert_int_eq(watch_tracker_exec(t, 99999, "/bin/new", 1, WATCH_IMAGE_ELF, TRUE, 1),
+			 WATCH_EXEC_COUNTED);
+	ck_assert(!watch_tracker_wants(t, 99999));
+	/* The first pid is still followed: its interpreter is recognised. */
+	ck_assert(watch_tracker_wants(t, 1000));
+	ck_assert_int_eq(watch_tracker_exec(t, 1000, "/bin/ld", 1, WATCH_IMAGE_ELF, FALSE, 2),
+			 WATCH_EXEC_INTERP);
+	/* The windows end; the tables empty; a new pid is followed again. */
+	done = watch_tracker_expire(t, 5 * G_USEC_PER_SEC, NULL, NULL);
+	ck_assert_uint_eq(done->len, WATCH_MAX_PIDS);
+	ck_assert_int_eq(watch_tracker_exec(t, 99999, "/bin/new", 1, WATCH_IMAGE_ELF, TRUE,
+					    5 * G_USEC_PER_SEC + 1),
+			 WATCH_EXEC_COUNTED);  /* last_window still holds 4096 exes: rate table full */
+	g_clear_pointer(&done, g_ptr_array_unref);
+	done = watch_tracker_expire(t, 20 * G_USEC_PER_SEC, NULL, NULL);
+	ck_assert_int_eq(watch_tracker_exec(t, 99998, "/bin/new", 1, WATCH_IMAGE_ELF, TRUE,
+					    20 * G_USEC_PER_SEC + 1),
+			 WATCH_EXEC_WINDOW);
+}
+END_TEST
+
+/* ---- mounts and file system classes ---- */
+
+/* Four lines as proc(5) prints them: optional fields, an escaped space, FUSE, NFS. */
+static const char mountinfo_text[] =
+	"22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+	"40 22 0:35 / /tmp rw,nosuid shared:20 master:3 - tmpfs tmpfs rw\n"
+	"41 40 0:50 / /tmp/my\\040mnt rw - fuse.hangfs hangfs rw,user_id=0\n"
+	"garbage line\n"
+	"42 41 0:51 /sub /tmp/my\\040mnt/deep rw - tmpfs t rw\n"
+	"43 22 0:52 / /srv/nfs rw - nfs4 host:/x rw\n"
+	"44 22 0:36 / /proc rw - proc proc rw\n";
+
+START_TEST(test_mounts_parse)
+{
+	g_autoptr(GPtrArray) m = watch_mounts_parse(mountinfo_text);
+	const WatchMount *x;
+
+	ck_assert_uint_eq(m->len, 6);
+	x = g_ptr_array_index(m, 0);
+	ck_assert_int_eq(x->id, 22);
+	ck_assert_int_eq(x->parent, 1);
+	ck_assert_uint_eq(major(x->dev), 254);
+	ck_assert_str_eq(x->point, "/");
+	ck_assert_str_eq(x->fstype, "ext4");
+	x = g_ptr_array_index(m, 1);
+	ck_assert_str_eq(x->fstype, "tmpfs");  /* after two optional fields */
+	x = g_ptr_array_index(m, 2);
+	ck_assert_str_eq(x->point, "/tmp/my mnt");
+	ck_assert_str_eq(x->fstype, "fuse.hangfs");
+	ck_assert_uint_eq(x->dev, makedev(0, 50));
+
+	/* Longest mount point wins; a name that only starts like one does not. */
+	ck_assert_int_eq(watch_mounts_find(m, "/tmp/my mnt/lib/ld.so")->id, 41);
+	ck_assert_int_eq(watch_mounts_find(m, "/tmp/my mnt/deep/f")->id, 42);
+	ck_assert_int_eq(watch_mounts_find(m, "/tmp/my mntx")->id, 40);
+	ck_assert_int_eq(watch_mounts_find(m, "/usr/bin/ls")->id, 22);
+	ck_assert_int_eq(watch_mounts_find(m, "/tmp")->id, 40);
+
+	/* A local file system mounted under a FUSE one is reached through it. */
+	ck_assert(watch_mounts_under_remote(m, watch_mounts_find(m, "/tmp/my mnt/deep/f")));
+	ck_assert(watch_mounts_under_remote(m, watch_mounts_find(m, "/srv/nfs/a")));
+	ck_assert(!watch_mounts_under_remote(m, watch_mounts_find(m, "/tmp/a")));
+	ck_assert(!watch_mounts_under_remote(m, watch_mounts_find(m, "/proc/1")));
+}
+END_TEST
+
+START_TEST(test_mounts_hostile)
+{
+	/* A cycle of parents ends; a truncated escape stays as it is. */
+	g_autoptr(GPtrArray) m = watch_mounts_parse(
+		"1 2 0:1 / /a rw - ext4 x rw\n"
+		"2 1 0:2 / /a/b\\04 rw - ext4 y rw\n"
+		"3 1 0:3 / /c rw -\n"
+		"x 1 0:3 / /d rw - ext4 z rw\n");
+
+	ck_assert_uint_eq(m->len, 2);
+	ck_assert_str_eq(((WatchMount *)g_ptr_array_index(m, 1))->point, "/a/b\\04");
+	ck_assert(!watch_mounts_under_remote(m, g_ptr_array_index(m, 1)));
+	g_clear_pointer(&m, g_ptr_array_unref);
+	m = watch_mounts_parse("");
+	ck_assert_uint_eq(m->len, 0);
+	ck_assert_ptr_null(watch_mounts_find(m, "/"));
+}
+END_TEST
+
+START_TEST(test_fs_classes)
+{
+	static const char *const remote[] = {
+		"nfs", "nfs4", "cifs", "smb3", "9p", "ceph", "fuse", "fuseblk",
+		"fuse.sshfs", "fuse.squashfuse", "virtiofs", "afs",
+	};
+	static const char *const local[] = {
+		"ext4", "xfs", "btrfs", "tmpfs", "overlay", "squashfs", "vfat", "fusectl",
+		"nfsd", "fuse2",
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(remote); i++)
+		ck_assert_msg(watch_fs_is_remote(remote[i]), "%s", remote[i]);
+	for (gsize i = 0; i < G_N_ELEMENTS(local); i++)
+		ck_assert_msg(!watch_fs_is_remote(local[i]), "%s", local[i]);
+	ck_assert(watch_fs_is_pseudo("proc"));
+	ck_assert(watch_fs_is_pseudo("autofs"));
+	ck_assert(!watch_fs_is_pseudo("tmpfs"));
+	ck_assert(watch_fs_magic_is_remote(0x6969));      /* NFS */
+	ck_assert(watch_fs_magic_is_remote(0x65735546));  /* FUSE */
+	ck_assert(watch_fs_magic_is_remote(0xff534d42));  /* CIFS */
+	ck_assert(!watch_fs_magic_is_remote(0xef53));     /* ext4 */
+	ck_assert(!watch_fs_magic_is_remote(0x01021994)); /* tmpfs */
+}
+END_TEST
+
+/* A buffer of 24-byte events whose fd fields are fds[] (at byte 16). */
+static void
+fill_events(guint8 *buf, const int *fds, guint n)
+{
+	memset(buf, 0, (gsize)n * 24);
+	for (guint i = 0; i < n; i++) {
+		gint32 fd = fds[i];
+		guint32 len = 24;
+
+		memcpy(buf + i * 24, &len, 4);
+		buf[i * 24 + 4] = 99;  /* a version nobody knows */
+		memcpy(buf + i * 24 + 16, &fd, 4);
+	}
+}
+
+START_TEST(test_close_event_fds)
+{
+	guint8 buf[6 * 24];
+	int fds[6], keep;
+
+	/*
+	 * Two event-like descriptors (read-only, non-blocking), one the
+	 * group to keep, one read-write, one -1 and one never opened.
+	 */
+	fds[0] = open("/dev/null", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fds[1] = open("/dev/null", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	keep = fds[2] = open("/dev/null", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fds[3] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	fds[4] = -1;
+	fds[5] = 100000;
+	ck_assert(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 && fds[3] >= 0);
+	fill_events(buf, fds, 6);
+
+	/* From the second event on: fds[0] is not the buffer's rest. */
+	ck_assert_uint_eq(watch_close_event_fds(buf, sizeof(buf), 24, keep), 1);
+	ck_assert_int_ge(fcntl(fds[0], F_GETFD), 0);
+	ck_assert_int_eq(fcntl(fds[1], F_GETFD), -1);
+	ck_assert_int_ge(fcntl(fds[2], F_GETFD), 0);
+	ck_assert_int_ge(fcntl(fds[3], F_GETFD), 0);
+	/* A tail shorter than an event holds no descriptor. */
+	ck_assert_uint_eq(watch_close_event_fds(buf, 24 + 23, 0, keep), 1);
+	ck_assert_int_eq(fcntl(fds[0], F_GETFD), -1);
+	(void)close(fds[2]);
+	(void)close(fds[3]);
 }
 END_TEST
 
@@ -619,6 +819,14 @@ watch_suite(void)
 	tc = tcase_create("tracker");
 	tcase_add_loop_test(tc, test_tracker, 0, G_N_ELEMENTS(tracker_cases));
 	tcase_add_test(tc, test_tracker_no_files);
+	tcase_add_test(tc, test_tracker_bounds);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mounts");
+	tcase_add_test(tc, test_mounts_parse);
+	tcase_add_test(tc, test_mounts_hostile);
+	tcase_add_test(tc, test_fs_classes);
+	tcase_add_test(tc, test_close_event_fds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("image");
