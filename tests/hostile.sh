@@ -1,0 +1,377 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The hostile suite: what an unprivileged user (nobody) can do to the
+# root daemon through fanotify and a file system that stops answering.
+# Each scenario runs its own daemon (-f, a temporary state, fanotify on,
+# `ulimit -n 1024` as under a unit without LimitNOFILE) on a tmpfs that
+# holds everything the daemon watches, so that every event counted is
+# one the scenario made:
+#  a. a program whose ELF interpreter lies in a hung FUSE mount
+#     (tests/helpers/hangfs) is run: the daemon still answers SIGUSR1
+#     within 1 s, and SIGTERM saves and exits within 5 s;
+#  b. an event flood: 10,000 opens of distinct files are all accounted
+#     for (read, or counted as lost), then 100,000 opens in about a
+#     second: SIGUSR1 answered within 1 s meanwhile, and the daemon holds
+#     as many descriptors afterwards as before;
+#  c. a file system mounted after the start, then unmounted and mounted
+#     again: starts of a program on it are seen each time (re-marked).
+# A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
+# descriptors) is printed at the end.
+#
+# Needs root, /dev/fuse, fusermount3, a C compiler, perl and setpriv;
+# hangfs is built when libfuse3-dev is installed (Debian: apt-get
+# install fuse3 libfuse3-dev). HANGFS= names another hangfs binary (to
+# run this suite against an older build of the daemon).
+#
+# Exit status: 0 pass, 1 fail, 77 skipped.
+
+set -u
+
+top_builddir=${top_builddir:-$(pwd)}
+preload="$top_builddir/src/preload"
+hangfs=${HANGFS:-$top_builddir/tests/helpers/hangfs}
+cc=${CC:-cc}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (fanotify, mounts)"
+[ -x "$hangfs" ] || skip "hangfs not built (apt-get install fuse3 libfuse3-dev, then configure)"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+for tool in fusermount3 setpriv perl timeout "$cc"; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not found"
+done
+
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+
+work=$(mktemp -d /tmp/preload-hostile.XXXXXX)
+chmod 755 "$work"
+fs="$work/fs"         # a tmpfs: the only file system the daemon watches
+hang="$fs/hang"       # the FUSE mount that stops answering
+daemon_pid=
+hang_pid=
+bg_pids=
+failed=0
+table=
+
+cleanup() {
+	# First let every request go, so that nothing below can hang.
+	[ -n "$hang_pid" ] && kill -USR2 "$hang_pid" 2>/dev/null
+	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	for p in $bg_pids; do
+		kill -9 "$p" 2>/dev/null
+	done
+	if grep -q " $hang " /proc/self/mountinfo 2>/dev/null; then
+		fusermount3 -u -z "$hang" 2>/dev/null || umount -l "$hang" 2>/dev/null
+	fi
+	[ -n "$hang_pid" ] && kill -TERM "$hang_pid" 2>/dev/null
+	for m in "$fs/late" "$fs/flood" "$fs"; do
+		grep -q " $m " /proc/self/mountinfo 2>/dev/null && umount -l "$m" 2>/dev/null
+	done
+	rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+now() {
+	date +%s.%N
+}
+
+# since T0: seconds from T0 to now, two decimals
+since() {
+	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# wait_for FILE PATTERN SECONDS: until grep finds PATTERN in FILE
+wait_for() {
+	i=0
+	while [ "$i" -lt "$(($3 * 10))" ]; do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+mount_tmpfs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o mode=755,size=64m hostile "$1"
+}
+
+# start_daemon NAME: a daemon watching $fs, its log in $work/NAME.log
+start_daemon() {
+	log="$work/$1.log"
+	cat >"$work/preload.conf" <<EOF
+[model]
+cycle = 2
+[system]
+exeprefix = $fs/;$fs/late/;!/
+mapprefix = $fs/;$fs/flood/;$fs/late/;!/
+autosave = 600
+EOF
+	: >"$log"
+	(ulimit -n 1024; exec "$preload" -f -c "$work/preload.conf" -s "$work/$1.state" \
+		-l "$log" -V 5) &
+	daemon_pid=$!
+	wait_for "$log" "preload .* started" 10 || { echo "FAIL: daemon did not start"; exit 1; }
+	wait_for "$log" "fanotify on\|maps scanner" 5 || { echo "FAIL: nothing about fanotify"; exit 1; }
+	grep -q "maps scanner" "$log" && skip "fanotify is not available: $(grep 'maps scanner' "$log")"
+	# The first cycle ran: the daemon is in its loop.
+	sleep 0.5
+}
+
+# usr1 CAP: seconds until the dump's last part is logged (">CAP" if not within CAP)
+usr1() {
+	n=$(grep -c "configuration:" "$log")
+	t0=$(now)
+	kill -USR1 "$daemon_pid"
+	while [ "$(grep -c "configuration:" "$log")" -le "$n" ]; do
+		if awk -v t="$(since "$t0")" -v c="$1" 'BEGIN { exit !(t > c) }'; then
+			echo ">$1"
+			return
+		fi
+		sleep 0.02
+	done
+	since "$t0"
+}
+
+# term CAP: sets $term_s to the seconds from SIGTERM until the daemon said
+# it stopped and exited (">CAP" if not within CAP, and then it is killed)
+term() {
+	t0=$(now)
+	kill -TERM "$daemon_pid"
+	while :; do
+		st=$(awk '/^State:/ { print $2 }' "/proc/$daemon_pid/status" 2>/dev/null)
+		if { [ -z "$st" ] || [ "$st" = Z ]; } && grep -q "preload stopped" "$log"; then
+			term_s=$(since "$t0")
+			break
+		fi
+		if awk -v t="$(since "$t0")" -v c="$1" 'BEGIN { exit !(t > c) }'; then
+			term_s=">$1"
+			kill -9 "$daemon_pid"
+			break
+		fi
+		sleep 0.02
+	done
+	wait "$daemon_pid" 2>/dev/null
+	daemon_pid=
+}
+
+peak_rss() {
+	awk '/^VmHWM:/ { print $2 }' "/proc/$daemon_pid/status"
+}
+
+fds() {
+	ls "/proc/$daemon_pid/fd" | wc -l
+}
+
+# watch_field N: from the last dump's watch line, "N events, M starts" -> field N (1 or 2)
+watch_field() {
+	grep "watch: " "$log" | tail -n 1 |
+		sed -n "s/.* \([0-9][0-9]*\) events, \([0-9][0-9]*\) starts.*/\\$1/p"
+}
+
+# num TIME: a measured time as a number (">5", not answered within 5 s, is above 5)
+num() {
+	case $1 in
+	\>*) echo "${1#>}.001" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# over TIME LIMIT: whether a measured time exceeds the limit
+over() {
+	awk -v t="$(num "$1")" -v c="$(num "$2")" 'BEGIN { exit !(t > c) }'
+}
+
+# worst A B: the longer of two measured times
+worst() {
+	if over "$2" "$1"; then echo "$2"; else echo "$1"; fi
+}
+
+check() {
+	if [ "$1" = ok ]; then
+		echo "ok - $2"
+	else
+		echo "not ok - $2"
+		failed=1
+	fi
+}
+
+# row SCENARIO USR1 TERM RSS FDS VERDICT
+row() {
+	table="$table$(printf '%-28s %-10s %-10s %-10s %-12s %s' "$@")
+"
+}
+
+mount_tmpfs "$fs"
+mkdir -p "$fs/bin" "$work/src"
+
+# ---- a. an interpreter in a hung mount ---------------------------------------
+
+# The loader of this shell, copied to the source of the FUSE mount.
+ld=$(awk '$6 ~ /\/ld[-.][^\/]*$/ { print $6; exit }' /proc/self/maps)
+[ -n "$ld" ] || skip "cannot find the dynamic loader"
+cp "$ld" "$work/src/ld.so"
+mkdir -p "$hang"
+# The helper lets hung requests go by itself after 30 s, whatever happens
+# here, and auto_unmount unmounts it if it dies. It is signalled directly
+# (a wrapper such as timeout(1) would die of SIGUSR1 instead).
+"$hangfs" --release-after 30 "$work/src" "$hang" -o allow_other,auto_unmount \
+	2>"$work/hangfs.log" &
+hang_pid=$!
+wait_for /proc/self/mountinfo " $hang " 5 || { echo "FAIL: hangfs did not mount"; exit 1; }
+
+printf 'int main(void) { return 0; }\n' >"$work/prog.c"
+"$cc" -o "$fs/bin/prog" "$work/prog.c" -Wl,--dynamic-linker="$hang/ld.so" ||
+	skip "cannot link a program with --dynamic-linker"
+chmod 755 "$fs/bin/prog"
+as_nobody "$fs/bin/prog" || { echo "FAIL: the program does not run from the live mount"; exit 1; }
+
+start_daemon a
+fds_a0=$(fds)
+kill -USR1 "$hang_pid"
+sleep 0.2
+# nobody's exec now waits for the interpreter; the daemon sees the program's exec.
+timeout -s KILL 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$fs/bin/prog" &
+bg_pids="$bg_pids $!"
+sleep 1
+worst_a=$(usr1 5)
+worst_a=$(worst "$worst_a" "$(usr1 5)")
+rss_a=$(peak_rss)
+fds_a1=$(fds)
+term 8
+term_a=$term_s
+kill -USR2 "$hang_pid"
+if over "$worst_a" 1; then check fail "a: SIGUSR1 answered within 1 s ($worst_a s)"; else check ok "a: SIGUSR1 answered within 1 s ($worst_a s)"; fi
+if over "$term_a" 5; then check fail "a: SIGTERM: stopped within 5 s ($term_a s)"; else check ok "a: SIGTERM: stopped within 5 s ($term_a s)"; fi
+verdict=pass
+{ over "$worst_a" 1 || over "$term_a" 5; } && verdict=FAIL
+row "a. interpreter in hung mount" "$worst_a" "$term_a" "$rss_a" "$fds_a0/$fds_a1" "$verdict"
+
+# ---- b. an event flood ------------------------------------------------------------
+
+mount_tmpfs "$fs/flood"
+perl -e 'my $d = shift; for my $i (0 .. 9999) { open(my $f, ">", "$d/f$i") or die "$d/f$i: $!"; }' \
+	"$fs/flood" || { echo "FAIL: cannot make the flood's files"; exit 1; }
+start_daemon b
+fds_b0=$(fds)
+worst_b=$(usr1 5)
+events0=$(watch_field 1)
+
+# 10,000 opens of distinct files: no event merges, and the queue (16,384) holds them all.
+as_nobody perl -e 'my $d = shift; for my $i (0 .. 9999) { open(my $f, "<", "$d/f$i") or die; }' \
+	"$fs/flood"
+sleep 1.5
+worst_b=$(worst "$worst_b" "$(usr1 5)")
+events1=$(watch_field 1)
+seen=$((events1 - events0))
+if [ "$seen" -eq 10000 ]; then
+	check ok "b: 10,000 opens, 10,000 events accounted for"
+else
+	check fail "b: 10,000 opens, $seen events accounted for"
+fi
+
+# 100,000 opens in about a second (two openers of 50,000); SIGUSR1 while they run.
+t0=$(now)
+flood_pids=
+for half in 0 1; do
+	as_nobody perl -e 'my ($d, $h) = @ARGV; for my $r (1 .. 5) { for my $i (0 .. 9999) {
+		open(my $f, "<", "$d/f$i") or die; } }' "$fs/flood" "$half" &
+	flood_pids="$flood_pids $!"
+done
+bg_pids="$bg_pids $flood_pids"
+sleep 0.2
+worst_b=$(worst "$worst_b" "$(usr1 5)")
+for p in $flood_pids; do
+	wait "$p"
+done
+flood_s=$(since "$t0")
+sleep 1.5
+worst_b=$(worst "$worst_b" "$(usr1 5)")
+events2=$(watch_field 1)
+lost=$(grep "watch: " "$log" | tail -n 1 | sed -n 's/.*lost: \(.*failed reads\).*/\1/p')
+overflows=$(grep "watch: " "$log" | tail -n 1 | sed -n 's/.* \([0-9][0-9]*\) queue overflows.*/\1/p')
+echo "# b: 100,000 opens in $flood_s s: $((events2 - events1)) events read, ${overflows:-?} queue overflows; lost: ${lost:-not reported}"
+if [ -n "$lost" ]; then
+	check ok "b: lost events are reported ($lost)"
+else
+	check fail "b: lost events are reported (the dump does not say)"
+fi
+rss_b=$(peak_rss)
+fds_b1=$(fds)
+if [ "$fds_b1" -eq "$fds_b0" ]; then
+	check ok "b: descriptors back to $fds_b0 after the flood"
+else
+	check fail "b: descriptors $fds_b0 before the flood, $fds_b1 after"
+fi
+if over "$worst_b" 1; then check fail "b: SIGUSR1 answered within 1 s ($worst_b s)"; else check ok "b: SIGUSR1 answered within 1 s ($worst_b s)"; fi
+term 8
+term_b=$term_s
+if over "$term_b" 5; then check fail "b: SIGTERM: stopped within 5 s ($term_b s)"; else check ok "b: SIGTERM: stopped within 5 s ($term_b s)"; fi
+verdict=pass
+{ over "$worst_b" 1 || over "$term_b" 5 || [ "$seen" -ne 10000 ] || [ -z "$lost" ] ||
+  [ "$fds_b1" -ne "$fds_b0" ]; } && verdict=FAIL
+row "b. event flood" "$worst_b" "$term_b" "$rss_b" "$fds_b0/$fds_b1" "$verdict ($seen/10000 seen)"
+umount -l "$fs/flood"
+
+# ---- c. a file system mounted after the start -----------------------------------
+
+mkdir -p "$fs/late"
+start_daemon c
+fds_c0=$(fds)
+worst_c=$(usr1 5)
+starts0=$(watch_field 2)
+
+# run_late: the program copied onto the late mount, run three times by nobody
+run_late() {
+	cp /bin/true "$fs/late/prog"
+	chmod 755 "$fs/late/prog"
+	sleep 0.5   # the mount table's change is taken up after 100 ms
+	for i in 1 2 3; do
+		as_nobody "$fs/late/prog"
+	done
+	sleep 0.5
+}
+
+mount_tmpfs "$fs/late"
+run_late
+worst_c=$(worst "$worst_c" "$(usr1 5)")
+starts1=$(watch_field 2)
+grep "watch: " "$log" | tail -n 1 | sed 's/^/# c: /'
+if [ $((starts1 - starts0)) -ge 3 ]; then
+	check ok "c: 3 starts on a file system mounted after the start: $((starts1 - starts0)) seen"
+else
+	check fail "c: 3 starts on a file system mounted after the start: $((starts1 - starts0)) seen"
+fi
+
+umount "$fs/late"
+mount_tmpfs "$fs/late"
+run_late
+worst_c=$(worst "$worst_c" "$(usr1 5)")
+starts2=$(watch_field 2)
+if [ $((starts2 - starts1)) -ge 3 ]; then
+	check ok "c: 3 starts after it was mounted again: $((starts2 - starts1)) seen"
+else
+	check fail "c: 3 starts after it was mounted again: $((starts2 - starts1)) seen"
+fi
+rss_c=$(peak_rss)
+fds_c1=$(fds)
+term 8
+term_c=$term_s
+verdict=pass
+{ over "$worst_c" 1 || over "$term_c" 5 || [ $((starts1 - starts0)) -lt 3 ] ||
+  [ $((starts2 - starts1)) -lt 3 ]; } && verdict=FAIL
+row "c. mount after start" "$worst_c" "$term_c" "$rss_c" "$fds_c0/$fds_c1" \
+	"$verdict ($((starts1 - starts0))+$((starts2 - starts1))/6 starts)"
+umount -l "$fs/late"
+
+echo
+printf '%-28s %-10s %-10s %-10s %-12s %s\n' scenario "USR1 (s)" "TERM (s)" "RSS (KB)" "fds" result
+printf '%s' "$table"
+exit $failed
