@@ -107,6 +107,12 @@ G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
  */
 #define EVENT_METADATA_LEN 24
 
+/*
+ * At most this many file systems are marked: a mount table of thousands
+ * (containers, snaps) must not cost thousands of marks and stats.
+ */
+#define MAX_MARKS 64
+
 /* Milliseconds between two reads of the event queue under load. */
 #define PAUSE_MS 20
 
@@ -889,6 +895,7 @@ struct Watch {
 	guint fs_marks;           /* of the current set: file systems marked whole */
 	guint mount_marks;        /* ... and those marked as one mount only */
 	guint remote_skipped;     /* network/FUSE file systems the prefixes cover, not marked */
+	guint over_cap;           /* file systems not marked: MAX_MARKS were */
 	char *description;
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
 	WatchStats stats;
@@ -912,9 +919,11 @@ watch_describe(const Watch *watch)
 
 	g_return_val_if_fail(watch != NULL, NULL);
 
-	if (watch->remote_skipped > 0)
-		remote = g_strdup_printf("; %u network/FUSE file system%s not watched (netfs = false)",
-					 watch->remote_skipped, watch->remote_skipped == 1 ? "" : "s");
+	if (watch->remote_skipped > 0 || watch->over_cap > 0)
+		remote = g_strdup_printf("; %u network/FUSE file system%s not watched (netfs = false), "
+					 "%u more over the cap of %u",
+					 watch->remote_skipped, watch->remote_skipped == 1 ? "" : "s",
+					 watch->over_cap, MAX_MARKS);
 	g_free(w->description);
 	w->description = g_strdup_printf(
 		"%s %u file system%s (%u whole, %u mount only), watching %s%s; marked %" G_GUINT64_FORMAT
@@ -1319,24 +1328,25 @@ on_events(gint fd, GIOCondition condition, gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-/* At most this many file systems are marked: a mount table of thousands must not cost thousands of marks. */
-#define MAX_MARKS 64
 
-/* Adds one directory to dirs unless a directory on the same file system is there. */
-static void
+/*
+ * Adds one directory to dirs unless a directory on the same file system
+ * is there; FALSE if MAX_MARKS directories are there already.
+ */
+static gboolean
 add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
 {
 	g_autofree char *dir = g_strdup(prefix);
 	struct stat st;
 
 	if (dirs->len >= MAX_MARKS)
-		return;
+		return FALSE;
 	/* A prefix is raw ("/lib" also matches "/lib64"): climb to a directory. */
 	for (;;) {
 		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 			break;
 		if (strcmp(dir, "/") == 0)
-			return;
+			return TRUE;
 		{
 			char *parent = g_path_get_dirname(dir);
 
@@ -1346,9 +1356,10 @@ add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
 	}
 	for (guint i = 0; i < devs->len; i++)
 		if (g_array_index(devs, dev_t, i) == st.st_dev)
-			return;
+			return TRUE;
 	g_array_append_val(devs, st.st_dev);
 	g_ptr_array_add(dirs, g_steal_pointer(&dir));
+	return TRUE;
 }
 
 /*
@@ -1382,21 +1393,23 @@ lists_accept(char **const lists[2], const char *path)
  * pseudo file systems.
  */
 static void
-collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, guint *remote)
+collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, guint *remote,
+		  guint *over_cap)
 {
 	g_autoptr(GArray) devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	g_autoptr(GArray) skipped = g_array_new(FALSE, FALSE, sizeof(dev_t));
 
+	*over_cap = 0;
 	for (int l = 0; l < 2; l++) {
 		char **list = watch->lists[l];
 
 		for (guint i = 0; list && list[i]; i++) {
 			if (list[i][0] == '/' && !path_is_remote(watch, mounts, list[i], skipped))
-				add_mark_dir(dirs, devs, list[i]);
+				(void)add_mark_dir(dirs, devs, list[i]);
 		}
 		/* A path no prefix matches is accepted: the root file system at least. */
 		if (conf_prefix_accepts(list, "/") && !path_is_remote(watch, mounts, "/", skipped))
-			add_mark_dir(dirs, devs, "/");
+			(void)add_mark_dir(dirs, devs, "/");
 	}
 	for (guint i = 0; i < mounts->len; i++) {
 		const WatchMount *m = g_ptr_array_index(mounts, i);
@@ -1407,8 +1420,9 @@ collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, guint 
 		/* Hidden by a later mount over the same point, or under it. */
 		if (watch_mounts_find(mounts, m->point) != m)
 			continue;
-		if (!path_is_remote(watch, mounts, m->point, skipped))
-			add_mark_dir(dirs, devs, m->point);
+		if (!path_is_remote(watch, mounts, m->point, skipped) &&
+		    !add_mark_dir(dirs, devs, m->point))
+			(*over_cap)++;
 	}
 	*remote = skipped->len;
 }
@@ -1434,7 +1448,7 @@ mark_all(Watch *watch)
 		if (watch_fs_is_remote(m->fstype))
 			add_dev_once(watch->remote_devs, m->dev);
 	}
-	collect_mark_dirs(watch, mounts, dirs, &watch->remote_skipped);
+	collect_mark_dirs(watch, mounts, dirs, &watch->remote_skipped, &watch->over_cap);
 	watch->fs_marks = watch->mount_marks = 0;
 	for (guint i = 0; i < dirs->len; i++) {
 		const char *dir = g_ptr_array_index(dirs, i);
@@ -1468,7 +1482,8 @@ watch_remark(Watch *watch)
 		return;
 	(void)mark_all(watch);
 	watch->stats.remarks++;
-	g_info("%s", watch_describe(watch));
+	/* Debug: a host running containers changes its mount table all day. */
+	g_debug("mount table changed: %s", watch_describe(watch));
 }
 
 static gboolean

@@ -250,8 +250,16 @@ term_a=$term_s
 kill -USR2 "$hang_pid"
 if over "$worst_a" 1; then check fail "a: SIGUSR1 answered within 1 s ($worst_a s)"; else check ok "a: SIGUSR1 answered within 1 s ($worst_a s)"; fi
 if over "$term_a" 5; then check fail "a: SIGTERM: stopped within 5 s ($term_a s)"; else check ok "a: SIGTERM: stopped within 5 s ($term_a s)"; fi
+# The FUSE mount lies under the watched prefix: it must not be marked.
+if grep "watch: " "$log" | tail -n 1 | grep -q " 1 network/FUSE file system not watched"; then
+	unwatched=yes
+	check ok "a: the FUSE mount under the prefix is not watched"
+else
+	unwatched=no
+	check fail "a: the FUSE mount under the prefix is not watched (the dump does not say so)"
+fi
 verdict=pass
-{ over "$worst_a" 1 || over "$term_a" 5; } && verdict=FAIL
+{ over "$worst_a" 1 || over "$term_a" 5 || [ "$unwatched" = no ]; } && verdict=FAIL
 row "a. interpreter in hung mount" "$worst_a" "$term_a" "$rss_a" "$fds_a0/$fds_a1" "$verdict"
 
 # ---- b. an event flood ------------------------------------------------------------
@@ -360,13 +368,28 @@ if [ $((starts2 - starts1)) -ge 3 ]; then
 else
 	check fail "c: 3 starts after it was mounted again: $((starts2 - starts1)) seen"
 fi
+# SIGHUP marks again too.
+marked() {
+	grep "watch: " "$log" | tail -n 1 | sed -n 's/.*; marked \([0-9][0-9]*\) time.*/\1/p'
+}
+marked0=$(marked)
+kill -HUP "$daemon_pid"
+sleep 0.5
+worst_c=$(worst "$worst_c" "$(usr1 5)")
+marked1=$(marked)
+if [ -n "$marked0" ] && [ "${marked1:-0}" -eq $((marked0 + 1)) ]; then
+	hup=ok
+else
+	hup=fail
+fi
+check "$hup" "c: SIGHUP marks the file systems again (marked ${marked0:-?}, then ${marked1:-?} times)"
 rss_c=$(peak_rss)
 fds_c1=$(fds)
 term 8
 term_c=$term_s
 verdict=pass
 { over "$worst_c" 1 || over "$term_c" 5 || [ $((starts1 - starts0)) -lt 3 ] ||
-  [ $((starts2 - starts1)) -lt 3 ]; } && verdict=FAIL
+  [ $((starts2 - starts1)) -lt 3 ] || [ "$hup" = fail ]; } && verdict=FAIL
 row "c. mount after start" "$worst_c" "$term_c" "$rss_c" "$fds_c0/$fds_c1" \
 	"$verdict ($((starts1 - starts0))+$((starts2 - starts1))/6 starts)"
 umount -l "$fs/late"
