@@ -120,6 +120,14 @@ G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
 #define EVENT_BUFFER (64 * 1024)
 #define MAX_READS 8
 
+/*
+ * And for at most this long (wall clock): the daemon runs niced, and
+ * under a flood that keeps the CPUs busy a wake-up's reads (the kernel
+ * opens a file for every event) can take a second; the signals and the
+ * cycle wait meanwhile. What is left is read after the pause.
+ */
+#define DISPATCH_BUDGET_US (10 * 1000)
+
 /* ---- the window bookkeeping --------------------------------------------- */
 
 /* What the tracker knows about one pid that executed something recently. */
@@ -1266,13 +1274,15 @@ dispatch(Watch *watch)
 {
 	guint count = 0;
 	gboolean more = TRUE;
+	gint64 start = g_get_monotonic_time();
 	gsize max;
 
 	if (watch->broken)
 		return 0;
 	/* The batches close what they get: the free count holds for all of them. */
 	max = events_per_read(watch);
-	for (int i = 0; i < MAX_READS && more && !watch->broken; i++)
+	for (int i = 0; i < MAX_READS && more && !watch->broken &&
+			g_get_monotonic_time() - start < DISPATCH_BUDGET_US; i++)
 		count += read_batch(watch, max, &more);
 	ensure_timer(watch);
 	return count;
