@@ -1242,6 +1242,9 @@ read_batch(Watch *watch, gsize max, gboolean *more)
 			if (!watch->overflow_logged)
 				g_info("fanotify queue overflowed: some opens were not seen");
 			watch->overflow_logged = TRUE;
+			/* It has no file (FAN_NOFD); were it otherwise, no leak. */
+			if (ev->fd >= 0)
+				(void)close(ev->fd);
 			continue;
 		}
 		if (ev->fd < 0) {
