@@ -904,6 +904,7 @@ struct Watch {
 	guint mount_marks;        /* ... and those marked as one mount only */
 	guint remote_skipped;     /* network/FUSE file systems the prefixes cover, not marked */
 	guint over_cap;           /* file systems not marked: MAX_MARKS were */
+	GArray *marked_devs;      /* dev_t of the file systems marked now */
 	char *description;
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
 	WatchStats stats;
@@ -935,14 +936,15 @@ watch_describe(const Watch *watch)
 	g_free(w->description);
 	w->description = g_strdup_printf(
 		"%s %u file system%s (%u whole, %u mount only), watching %s%s; marked %" G_GUINT64_FORMAT
-		" time%s; lost: %" G_GUINT64_FORMAT " events without a descriptor, %" G_GUINT64_FORMAT
+		" time%s (%" G_GUINT64_FORMAT " flushed); lost: %" G_GUINT64_FORMAT
+		" events without a descriptor, %" G_GUINT64_FORMAT
 		" queue overflows, %" G_GUINT64_FORMAT " failed reads; %" G_GUINT64_FORMAT
 		" events of network/FUSE files dropped; %" G_GUINT64_FORMAT
 		" reads cut to the free descriptors",
 		watch->broken ? "fanotify STOPPED (events of an unknown format), was on" : "fanotify on",
 		marked, marked == 1 ? "" : "s", watch->fs_marks, watch->mount_marks,
 		watch->reads ? "starts and start-up opens" : "starts", remote ? remote : "",
-		watch->stats.remarks + 1, watch->stats.remarks == 0 ? "" : "s",
+		watch->stats.remarks + 1, watch->stats.remarks == 0 ? "" : "s", watch->stats.flushes,
 		watch->stats.nofd, watch->stats.overflows, watch->stats.read_errors,
 		watch->stats.remote, watch->stats.short_reads);
 	return watch->description;
@@ -1406,10 +1408,9 @@ lists_accept(char **const lists[2], const char *path)
  * pseudo file systems.
  */
 static void
-collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, guint *remote,
-		  guint *over_cap)
+collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, GArray *devs,
+		  guint *remote, guint *over_cap)
 {
-	g_autoptr(GArray) devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	g_autoptr(GArray) skipped = g_array_new(FALSE, FALSE, sizeof(dev_t));
 
 	*over_cap = 0;
@@ -1440,17 +1441,39 @@ collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, guint 
 	*remote = skipped->len;
 }
 
+/* Whether a file system marked before is still mounted but no longer wanted. */
+static gboolean
+marks_stale(const Watch *watch, const GPtrArray *mounts, const GArray *devs)
+{
+	for (guint i = 0; i < watch->marked_devs->len; i++) {
+		dev_t dev = g_array_index(watch->marked_devs, dev_t, i);
+		gboolean wanted = FALSE, mounted = FALSE;
+
+		for (guint j = 0; j < devs->len && !wanted; j++)
+			wanted = g_array_index(devs, dev_t, j) == dev;
+		for (guint j = 0; j < mounts->len && !mounted; j++)
+			mounted = ((const WatchMount *)g_ptr_array_index(mounts, j))->dev == dev;
+		if (mounted && !wanted)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /*
  * Marks the file systems of the current mount table. Marks are added
- * (the kernel merges a mark with one already there), never flushed: no
- * event is lost meanwhile, and a file system unmounted takes its mark
- * with it. Returns the errno of the last failure, 0 if none.
+ * (the kernel merges a mark with one already there): no event is lost
+ * meanwhile, and a file system unmounted takes its mark with it. Only
+ * when a file system still mounted is no longer wanted (a mount over a
+ * prefix's directory now holds it) are all marks flushed first, so that
+ * what is watched is what the dump says; events in the microseconds
+ * between are lost. Returns the errno of the last failure, 0 if none.
  */
 static int
 mark_all(Watch *watch)
 {
 	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) mounts = read_mounts(watch);
+	g_autoptr(GArray) devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	guint64 mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
 	int last_errno = 0;
 
@@ -1461,7 +1484,14 @@ mark_all(Watch *watch)
 		if (watch_fs_is_remote(m->fstype))
 			add_dev_once(watch->remote_devs, m->dev);
 	}
-	collect_mark_dirs(watch, mounts, dirs, &watch->remote_skipped, &watch->over_cap);
+	collect_mark_dirs(watch, mounts, dirs, devs, &watch->remote_skipped, &watch->over_cap);
+	if (marks_stale(watch, mounts, devs)) {
+		(void)fanotify_mark(watch->fd, FAN_MARK_FLUSH | FAN_MARK_FILESYSTEM, 0, AT_FDCWD, "/");
+		(void)fanotify_mark(watch->fd, FAN_MARK_FLUSH | FAN_MARK_MOUNT, 0, AT_FDCWD, "/");
+		watch->stats.flushes++;
+	}
+	g_array_set_size(watch->marked_devs, 0);
+	g_array_append_vals(watch->marked_devs, devs->data, devs->len);
 	watch->fs_marks = watch->mount_marks = 0;
 	for (guint i = 0; i < dirs->len; i++) {
 		const char *dir = g_ptr_array_index(dirs, i);
@@ -1625,6 +1655,7 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 	watch->lists[0] = g_strdupv(conf->exeprefix);
 	watch->lists[1] = g_strdupv(conf->mapprefix);
 	watch->remote_devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
+	watch->marked_devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	if (callbacks)
 		watch->callbacks = *callbacks;
 	watch->user_data = user_data;
@@ -1667,6 +1698,7 @@ watch_free(Watch *watch)
 	g_strfreev(watch->lists[0]);
 	g_strfreev(watch->lists[1]);
 	g_array_unref(watch->remote_devs);
+	g_array_unref(watch->marked_devs);
 	g_free(watch->description);
 	g_free(watch->buffer);
 	g_free(watch);

@@ -295,6 +295,7 @@ typedef struct WatchStats {
 	guint64 remote;       /* events of network/FUSE files, dropped (netfs = false) */
 	guint64 closed_unparsed; /* descriptors closed in a buffer of an unknown format */
 	guint64 remarks;      /* times the file systems were marked again */
+	guint64 flushes;      /* of those, times the old marks were flushed first */
 	guint64 short_reads;  /* reads made smaller than the buffer for lack of descriptors */
 } WatchStats;
 
@@ -329,8 +330,10 @@ const WatchStats *watch_get_stats(const Watch *watch);
  * Marks the file systems again, from the current mount table: a file
  * system mounted or remounted since is watched from now on. Done by
  * itself when /proc/self/mountinfo changes; the daemon calls it on
- * SIGHUP too. Marks are only added (a mark is dropped by the kernel with
- * its file system), so no event is lost while this runs.
+ * SIGHUP too. Marks are added (a mark is dropped by the kernel with its
+ * file system), so no event is lost while this runs; only when a file
+ * system still mounted is no longer wanted are the old marks flushed
+ * first.
  */
 void watch_remark(Watch *watch);
 
