@@ -1155,13 +1155,19 @@ events_per_read(Watch *watch)
 	const gsize most = EVENT_BUFFER / EVENT_METADATA_LEN;
 	struct rlimit rl;
 	g_autoptr(GDir) dir = NULL;
+	g_autoptr(GError) error = NULL;
 	gsize open_fds = 0, free_fds, n;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 1;
-	dir = g_dir_open("/proc/self/fd", 0, NULL);
-	if (!dir)
-		return 1;  /* cannot count: one at a time is always safe */
+	dir = g_dir_open("/proc/self/fd", 0, &error);
+	if (!dir) {
+		/* No descriptor free: read nothing now (the pause retries). */
+		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_MFILE) ||
+		    g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NFILE))
+			return 0;
+		return 1;  /* cannot count: one at a time */
+	}
 	while (g_dir_read_name(dir))
 		open_fds++;  /* includes the directory's own descriptor: errs on the safe side */
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXSIZE)
