@@ -684,6 +684,18 @@ watch_close_event_fds(const guint8 *buf, gsize len, gsize from, int keep)
 	return closed;
 }
 
+/* Descriptors the daemon keeps for its other work (log, state, readahead workers, /proc). */
+#define FD_RESERVE 64
+
+gsize
+watch_events_per_read(gsize limit, gsize open_fds, gsize most)
+{
+	gsize free_fds = limit > open_fds ? limit - open_fds : 0;
+	gsize n = free_fds > 2 * FD_RESERVE ? free_fds - FD_RESERVE : free_fds / 2;
+
+	return MIN(n, most);
+}
+
 /* ---- resident ranges ---------------------------------------------------- */
 
 /* Runs of resident pages, gaps up to `gap` bridged, as page numbers [2i, 2i+1). */
@@ -1139,9 +1151,6 @@ handle_open(Watch *watch, pid_t pid, int fd, gint64 now)
 		watch->stats.recorded++;
 }
 
-/* Descriptors the daemon keeps for its other work (log, state, readahead workers, /proc). */
-#define FD_RESERVE 64
-
 /*
  * How many events one read may return: each brings a descriptor, and a
  * descriptor the kernel cannot create loses its event. So a read asks
@@ -1156,7 +1165,7 @@ events_per_read(Watch *watch)
 	struct rlimit rl;
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GError) error = NULL;
-	gsize open_fds = 0, free_fds, n;
+	gsize open_fds = 0, n;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 1;
@@ -1172,11 +1181,10 @@ events_per_read(Watch *watch)
 		open_fds++;  /* includes the directory's own descriptor: errs on the safe side */
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXSIZE)
 		return most;
-	free_fds = (gsize)rl.rlim_cur > open_fds ? (gsize)rl.rlim_cur - open_fds : 0;
-	n = free_fds > 2 * FD_RESERVE ? free_fds - FD_RESERVE : free_fds / 2;
+	n = watch_events_per_read((gsize)rl.rlim_cur, open_fds, most);
 	if (n < most)
 		watch->stats.short_reads++;
-	return MIN(n, most);
+	return n;
 }
 
 /* Stops reading events for good: the group is closed and its queue dropped. */

@@ -230,6 +230,15 @@ gboolean watch_mounts_under_remote(const GPtrArray *mounts, const WatchMount *mo
  */
 guint watch_close_event_fds(const guint8 *buf, gsize len, gsize from, int keep);
 
+/*
+ * How many events one read may ask for: each event brings a descriptor,
+ * and one the kernel cannot create loses its event. Of `limit`
+ * (RLIMIT_NOFILE) less `open_fds`, 64 are kept for the rest of the
+ * daemon; with 128 or fewer free, half of the free ones; never more than
+ * `most` (what the buffer holds).
+ */
+gsize watch_events_per_read(gsize limit, gsize open_fds, gsize most);
+
 /* ---- resident ranges (pure) ---- */
 
 /* A byte range of one file. */

@@ -459,6 +459,22 @@ START_TEST(test_close_event_fds)
 }
 END_TEST
 
+START_TEST(test_events_per_read)
+{
+	/* The default limit, 10 open: 1024 - 10 - 64 reserved. */
+	ck_assert_uint_eq(watch_events_per_read(1024, 10, 2730), 950);
+	/* A high limit: the buffer's 2730 events. */
+	ck_assert_uint_eq(watch_events_per_read(65536, 10, 2730), 2730);
+	/* 129 free: 129 - 64; 128 free: half, 64; 3 free: 1; 1 free: none. */
+	ck_assert_uint_eq(watch_events_per_read(1024, 1024 - 129, 2730), 65);
+	ck_assert_uint_eq(watch_events_per_read(1024, 1024 - 128, 2730), 64);
+	ck_assert_uint_eq(watch_events_per_read(1024, 1021, 2730), 1);
+	ck_assert_uint_eq(watch_events_per_read(1024, 1023, 2730), 0);
+	/* More open than the limit (it was lowered): none. */
+	ck_assert_uint_eq(watch_events_per_read(256, 300, 2730), 0);
+}
+END_TEST
+
 /* ---- ELF images ---- */
 
 static void
@@ -827,6 +843,7 @@ watch_suite(void)
 	tcase_add_test(tc, test_mounts_hostile);
 	tcase_add_test(tc, test_fs_classes);
 	tcase_add_test(tc, test_close_event_fds);
+	tcase_add_test(tc, test_events_per_read);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("image");
