@@ -141,7 +141,8 @@ usr1() {
 }
 
 # term CAP: sets $term_s to the seconds from SIGTERM until the daemon said
-# it stopped and exited (">CAP" if not within CAP, and then it is killed)
+# it stopped and exited (">CAP" if not within CAP, and then it is killed),
+# and $saved to "saved" if it saved its state on the way ("-" if not)
 term() {
 	t0=$(now)
 	kill -TERM "$daemon_pid"
@@ -160,6 +161,8 @@ term() {
 	done
 	wait "$daemon_pid" 2>/dev/null
 	daemon_pid=
+	saved=-
+	grep -q "state saved" "$log" && saved=saved
 }
 
 peak_rss() {
@@ -205,7 +208,7 @@ check() {
 
 # row SCENARIO USR1 TERM RSS FDS VERDICT
 row() {
-	table="$table$(printf '%-28s %-10s %-10s %-10s %-12s %s' "$@")
+	table="$table$(printf '%-28s %-10s %-12s %-10s %-12s %s' "$@")
 "
 }
 
@@ -247,9 +250,10 @@ rss_a=$(peak_rss)
 fds_a1=$(fds)
 term 8
 term_a=$term_s
+saved_a=$saved
 kill -USR2 "$hang_pid"
 if over "$worst_a" 1; then check fail "a: SIGUSR1 answered within 1 s ($worst_a s)"; else check ok "a: SIGUSR1 answered within 1 s ($worst_a s)"; fi
-if over "$term_a" 5; then check fail "a: SIGTERM: stopped within 5 s ($term_a s)"; else check ok "a: SIGTERM: stopped within 5 s ($term_a s)"; fi
+if over "$term_a" 5 || [ "$saved_a" != saved ]; then check fail "a: SIGTERM: saved and stopped within 5 s ($term_a s, $saved_a)"; else check ok "a: SIGTERM: saved and stopped within 5 s ($term_a s)"; fi
 # The FUSE mount lies under the watched prefix: it must not be marked.
 if grep "watch: " "$log" | tail -n 1 | grep -q " 1 network/FUSE file system not watched"; then
 	unwatched=yes
@@ -259,8 +263,9 @@ else
 	check fail "a: the FUSE mount under the prefix is not watched (the dump does not say so)"
 fi
 verdict=pass
-{ over "$worst_a" 1 || over "$term_a" 5 || [ "$unwatched" = no ]; } && verdict=FAIL
-row "a. interpreter in hung mount" "$worst_a" "$term_a" "$rss_a" "$fds_a0/$fds_a1" "$verdict"
+{ over "$worst_a" 1 || over "$term_a" 5 || [ "$saved_a" != saved ] || [ "$unwatched" = no ]; } &&
+	verdict=FAIL
+row "a. interpreter in hung mount" "$worst_a" "$term_a $saved_a" "$rss_a" "$fds_a0/$fds_a1" "$verdict"
 
 # ---- b. an event flood ------------------------------------------------------------
 
@@ -321,11 +326,13 @@ fi
 if over "$worst_b" 1; then check fail "b: SIGUSR1 answered within 1 s ($worst_b s)"; else check ok "b: SIGUSR1 answered within 1 s ($worst_b s)"; fi
 term 8
 term_b=$term_s
-if over "$term_b" 5; then check fail "b: SIGTERM: stopped within 5 s ($term_b s)"; else check ok "b: SIGTERM: stopped within 5 s ($term_b s)"; fi
+saved_b=$saved
+if over "$term_b" 5 || [ "$saved_b" != saved ]; then check fail "b: SIGTERM: saved and stopped within 5 s ($term_b s, $saved_b)"; else check ok "b: SIGTERM: saved and stopped within 5 s ($term_b s)"; fi
 verdict=pass
-{ over "$worst_b" 1 || over "$term_b" 5 || [ "$seen" -ne 10000 ] || [ -z "$lost" ] ||
+{ over "$worst_b" 1 || over "$term_b" 5 || [ "$saved_b" != saved ] || [ "$seen" -ne 10000 ] ||
+  [ -z "$lost" ] ||
   [ "$fds_b1" -ne "$fds_b0" ]; } && verdict=FAIL
-row "b. event flood" "$worst_b" "$term_b" "$rss_b" "$fds_b0/$fds_b1" "$verdict ($seen/10000 seen)"
+row "b. event flood" "$worst_b" "$term_b $saved_b" "$rss_b" "$fds_b0/$fds_b1" "$verdict ($seen/10000 seen)"
 umount -l "$fs/flood"
 
 # ---- c. a file system mounted after the start -----------------------------------
@@ -387,14 +394,17 @@ rss_c=$(peak_rss)
 fds_c1=$(fds)
 term 8
 term_c=$term_s
+saved_c=$saved
+if over "$worst_c" 1; then check fail "c: SIGUSR1 answered within 1 s ($worst_c s)"; else check ok "c: SIGUSR1 answered within 1 s ($worst_c s)"; fi
+if over "$term_c" 5 || [ "$saved_c" != saved ]; then check fail "c: SIGTERM: saved and stopped within 5 s ($term_c s, $saved_c)"; else check ok "c: SIGTERM: saved and stopped within 5 s ($term_c s)"; fi
 verdict=pass
-{ over "$worst_c" 1 || over "$term_c" 5 || [ $((starts1 - starts0)) -lt 3 ] ||
+{ over "$worst_c" 1 || over "$term_c" 5 || [ "$saved_c" != saved ] || [ $((starts1 - starts0)) -lt 3 ] ||
   [ $((starts2 - starts1)) -lt 3 ] || [ "$hup" = fail ]; } && verdict=FAIL
-row "c. mount after start" "$worst_c" "$term_c" "$rss_c" "$fds_c0/$fds_c1" \
+row "c. mount after start" "$worst_c" "$term_c $saved_c" "$rss_c" "$fds_c0/$fds_c1" \
 	"$verdict ($((starts1 - starts0))+$((starts2 - starts1))/6 starts)"
 umount -l "$fs/late"
 
 echo
-printf '%-28s %-10s %-10s %-10s %-12s %s\n' scenario "USR1 (s)" "TERM (s)" "RSS (KB)" "fds" result
+printf '%-28s %-10s %-12s %-10s %-12s %s\n' scenario "USR1 (s)" "TERM (s)" "RSS (KB)" "fds" result
 printf '%s' "$table"
 exit $failed
