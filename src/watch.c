@@ -490,8 +490,8 @@ unescape_mount_field(const char *s, gsize len)
 	GString *out = g_string_sized_new(len);
 
 	for (gsize i = 0; i < len; i++) {
-		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-		    s[i + 3] >= '0' && s[i + 3] <= '7') {
+		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+		    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
 			g_string_append_c(out, (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
 						       (s[i + 3] - '0')));
 			i += 3;
@@ -601,7 +601,6 @@ watch_fs_magic_is_remote(guint64 f_type)
 		0x73757245,  /* CODA_SUPER_MAGIC */
 		0x564c,      /* NCP_SUPER_MAGIC */
 		0x65735546,  /* FUSE_SUPER_MAGIC (also virtiofs) */
-		0x65735543,  /* FUSE_CTL_SUPER_MAGIC */
 		0x01161970,  /* GFS2_MAGIC */
 		0x7461636f,  /* OCFS2_SUPER_MAGIC */
 		0x20030528,  /* ORANGEFS_DEVREQ_MAGIC */

@@ -206,7 +206,11 @@ gboolean watch_fs_is_remote(const char *fstype);
 /* Whether a file system type holds no files worth watching (proc, sysfs, cgroup, autofs...). */
 gboolean watch_fs_is_pseudo(const char *fstype);
 
-/* Whether statfs f_type is a network or FUSE file system's magic number. */
+/*
+ * Whether statfs f_type is a network or FUSE file system's magic number,
+ * for callers that have one. The watcher itself goes by the mount table:
+ * statfs() on a FUSE or NFS file asks its server, which may not answer.
+ */
 gboolean watch_fs_magic_is_remote(guint64 f_type);
 
 /*
