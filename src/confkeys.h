@@ -214,7 +214,9 @@ CONF_BOOL(system, netfs, FALSE,
 	"are watched. Such a file lives on a server, a process or a machine, "
 	"that may stop answering, and anything that touches it then waits as "
 	"long as the server does. Off: those file systems are not marked, and "
-	"an event of a file on one is dropped and counted in the SIGUSR1 dump.")
+	"an event of a file on one is dropped and counted in the SIGUSR1 dump. "
+	"On: they are marked, and the daemon reads the head of each program "
+	"started there, waiting as long as its server does.")
 
 CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
 	"How long after a program starts its opens are learned (see "

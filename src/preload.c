@@ -679,7 +679,7 @@ watch_conf_changed(const Conf *a, const Conf *b)
 {
 	return a->learnreads != b->learnreads || a->learnexec != b->learnexec ||
 	       a->startupwindow != b->startupwindow || a->maxreadfiles != b->maxreadfiles ||
-	       a->maxreadkb != b->maxreadkb || a->cycle != b->cycle ||
+	       a->maxreadkb != b->maxreadkb || a->cycle != b->cycle || a->netfs != b->netfs ||
 	       !prefixes_equal(a->exeprefix, b->exeprefix) ||
 	       !prefixes_equal(a->mapprefix, b->mapprefix);
 }
