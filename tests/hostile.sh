@@ -228,9 +228,9 @@ ld=$(awk '$6 ~ /\/ld[-.][^\/]*$/ { print $6; exit }' /proc/self/maps)
 cp "$ld" "$work/src/ld.so"
 mkdir -p "$hang"
 # The helper lets hung requests go by itself after 30 s, whatever happens
-# here, and auto_unmount unmounts it if it dies. It is signalled directly
-# (a wrapper such as timeout(1) would die of SIGUSR1 instead).
-"$hangfs" --release-after 30 "$work/src" "$hang" -o allow_other,auto_unmount \
+# here, ends after 300 s, and auto_unmount unmounts it when it ends. It is
+# signalled directly (a wrapper such as timeout(1) would die of SIGUSR1).
+"$hangfs" --release-after 30 --lifetime 300 "$work/src" "$hang" -o allow_other,auto_unmount \
 	2>"$work/hangfs.log" &
 hang_pid=$!
 wait_for /proc/self/mountinfo " $hang " 5 || { echo "FAIL: hangfs did not mount"; exit 1; }

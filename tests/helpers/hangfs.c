@@ -3,7 +3,8 @@
  * hangfs: a FUSE file system that stops answering when told to, standing
  * in for a dead NFS server or a stuck FUSE daemon in the hostile tests.
  *
- *   hangfs [--release-after SECONDS] SOURCE MOUNTPOINT [FUSE OPTIONS]
+ *   hangfs [--release-after SECONDS] [--lifetime SECONDS] SOURCE MOUNTPOINT
+ *          [FUSE OPTIONS]
  *
  * It serves the regular files of the directory SOURCE (one level, read
  * only) at MOUNTPOINT, with no attribute or name caching: every lookup
@@ -11,8 +12,11 @@
  * that stopped answering; SIGUSR2 lets them go on. A hang ends by itself
  * after --release-after seconds (30 by default), so that a test that dies
  * cannot leave a mount behind that hangs whoever touches it; unmount with
- * `fusermount3 -u -z MOUNTPOINT`. It runs in the foreground: the tests
- * signal the pid they started.
+ * `fusermount3 -u -z MOUNTPOINT`. The process ends by itself after
+ * --lifetime seconds (600 by default; with -o auto_unmount the mount goes
+ * with it), should the test that started it be killed before its
+ * cleanup. It runs in the foreground: the tests signal the pid they
+ * started.
  */
 #define FUSE_USE_VERSION 31
 
@@ -38,6 +42,7 @@ static volatile time_t hang_deadline;
 /* Read-only after main() parsed the arguments. */
 static const char *source;
 static int release_after = 30;
+static int lifetime = 600;
 
 static time_t
 monotonic_seconds(void)
@@ -211,15 +216,21 @@ main(int argc, char **argv)
 	char **fargv;
 	int fargc = 0, i = 1;
 
-	if (argc > 2 && strcmp(argv[1], "--release-after") == 0) {
-		release_after = atoi(argv[2]);
-		i = 3;
+	while (argc - i > 2 && (strcmp(argv[i], "--release-after") == 0 ||
+				strcmp(argv[i], "--lifetime") == 0)) {
+		if (strcmp(argv[i], "--release-after") == 0)
+			release_after = atoi(argv[i + 1]);
+		else
+			lifetime = atoi(argv[i + 1]);
+		i += 2;
 	}
-	if (argc - i < 2 || release_after <= 0) {
-		fprintf(stderr, "usage: hangfs [--release-after SECONDS] SOURCE MOUNTPOINT "
-			"[FUSE OPTIONS]\n");
+	if (argc - i < 2 || release_after <= 0 || lifetime <= 0) {
+		fprintf(stderr, "usage: hangfs [--release-after SECONDS] [--lifetime SECONDS] "
+			"SOURCE MOUNTPOINT [FUSE OPTIONS]\n");
 		return 2;
 	}
+	/* SIGALRM's default action ends the process. */
+	alarm((unsigned int)lifetime);
 	source = realpath(argv[i], NULL);
 	if (!source) {
 		perror(argv[i]);
