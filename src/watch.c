@@ -73,7 +73,7 @@
 #endif
 
 #include "proc.h"
-#include "readahead.h"
+#include "pagecache.h"
 
 G_DEFINE_QUARK(preload-watch-error-quark, watch_error)
 
@@ -761,22 +761,11 @@ watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes, guint64
 /* ---- the page cache ------------------------------------------------------- */
 
 /*
- * Residency comes from readahead's helpers (cachestat, else mincore where
- * it tells the truth), shared with the reader that skips cached pages.
+ * Residency comes from the pagecache module (cachestat, else mincore where
+ * it tells the truth), shared with the reader that skips cached pages. The
+ * watcher probes a few files per start and keeps no Pagecache memo: NULL
+ * asks the kernel afresh each time.
  */
-
-static guint64
-page_size(void)
-{
-	static guint64 size;
-
-	if (!size) {
-		long v = sysconf(_SC_PAGESIZE);
-
-		size = v > 0 ? (guint64)v : 4096;
-	}
-	return size;
-}
 
 void
 watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
@@ -803,7 +792,7 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 			if (fd >= 0)
 				(void)close(fd);
 			open_path = map->path;
-			fd = readahead_open_file(map->path, &st);
+			(void)pagecache_open(map->path, &fd, &st, NULL);
 		}
 		/*
 		 * A vanished or shrunk file cannot be resident beyond its end:
@@ -815,7 +804,8 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 			continue;
 		}
 		length = MIN(map->length, (guint64)st.st_size - map->offset);
-		if (readahead_resident_bytes(fd, map->path, &st, map->offset, length, &in_cache)) {
+		if (pagecache_resident_bytes(NULL, fd, map->path, &st, map->offset, length,
+					     &in_cache)) {
 			*probed += map->length;
 			*resident += in_cache;
 		}
@@ -845,7 +835,7 @@ watch_ranges_new(void)
  * Appends the resident ranges of path; a small file with nothing
  * resident, whole (see
  * EVICTED_WHOLE_MAX). A file whose residency the kernel will not tell (see
- * readahead_resident_pages) is left out: all that is known is that it
+ * pagecache_resident_pages) is left out: all that is known is that it
  * was opened, not what of it was read.
  */
 static void
@@ -853,14 +843,13 @@ learn_file(const char *path, GArray *ranges)
 {
 	g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(WatchSpan));
 	g_autofree guint8 *vec = NULL;
-	guint64 page = page_size(), size;
+	guint64 page = pagecache_page_size(), size;
 	struct stat st;
 	gsize pages;
 	gboolean known;
 	int fd;
 
-	fd = readahead_open_file(path, &st);
-	if (fd < 0)
+	if (pagecache_open(path, &fd, &st, NULL) != PAGECACHE_OPEN_OK)
 		return;
 	size = MIN((guint64)st.st_size, MAX_EXAMINED);
 	if (size == 0) {
@@ -869,7 +858,7 @@ learn_file(const char *path, GArray *ranges)
 	}
 	pages = (gsize)((size + page - 1) / page);
 	vec = g_malloc(pages);
-	known = readahead_resident_pages(fd, path, &st, 0, pages, vec);
+	known = pagecache_resident_pages(NULL, fd, path, &st, 0, pages, vec);
 	(void)close(fd);
 	if (!known)
 		return;

@@ -3,13 +3,14 @@
  * Tests for src/watch.c: the start-up window bookkeeping driven by
  * scripted exec and open events at hand-picked times, the ELF header
  * parser on hand-built and real images, the turning of mincore vectors
- * into ranges, the hit arithmetic, and residency measured on a real file
- * whose pages are evicted and read back one by one.
+ * into ranges, the hit arithmetic, and what a start found cached,
+ * measured on a real file whose pages are evicted and read back one by
+ * one (the residency calls themselves are tested in check_pagecache.c).
  */
 #include "config.h"
 
 #include "testutil.h"
-#include "readahead.h"
+#include "pagecache.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -731,7 +732,7 @@ make_sparse_resident_file(void)
 	ck_assert_int_eq(fdatasync(fd), 0);
 	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
 	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert(readahead_resident_bytes(fd, path, &st, 0, 16 * P, &resident));
+	ck_assert(pagecache_resident_bytes(NULL, fd, path, &st, 0, 16 * P, &resident));
 	/* tu_why_no_eviction() let this case run: the file must be out of the cache. */
 	ck_assert_uint_eq(resident, 0);
 	/* No readahead: exactly the pages read become resident. */
@@ -742,40 +743,6 @@ make_sparse_resident_file(void)
 	close(fd);
 	return path;
 }
-
-/* With cachestat (on kernels that have it), then with mincore alone. */
-START_TEST(test_resident_bytes)
-{
-	g_autofree char *path = make_sparse_resident_file();
-	guint8 vec[16];
-	guint64 bytes = 1;
-	struct stat st;
-	int fd;
-
-	readahead_use_cachestat(_i == 0);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert(readahead_resident_bytes(fd, path, &st, 0, 16 * P, &bytes));
-	ck_assert_uint_eq(bytes, 3 * P);
-	/* Pages 1 and 2: one of them. */
-	ck_assert(readahead_resident_bytes(fd, path, &st, P, 2 * P, &bytes));
-	ck_assert_uint_eq(bytes, P);
-	ck_assert(readahead_resident_bytes(fd, path, &st, 9 * P, 7 * P, &bytes));
-	ck_assert_uint_eq(bytes, 0);
-	ck_assert(readahead_resident_bytes(fd, path, &st, 5, 0, &bytes));
-	ck_assert_uint_eq(bytes, 0);
-	ck_assert(!readahead_resident_bytes(fd, path, &st, G_MAXUINT64 - 1, 10, &bytes));
-	/* The page vector: pages 0, 1 and 8 of 16. */
-	ck_assert(readahead_resident_pages(fd, path, &st, 0, 16, vec));
-	for (int i = 0; i < 16; i++)
-		ck_assert_msg((vec[i] & 1) == (i == 0 || i == 1 || i == 8), "page %d", i);
-	ck_assert(readahead_resident_pages(fd, path, &st, 8 * P, 2, vec));
-	ck_assert_int_eq(vec[0] & 1, 1);
-	ck_assert_int_eq(vec[1] & 1, 0);
-	close(fd);
-	readahead_use_cachestat(TRUE);
-}
-END_TEST
 
 START_TEST(test_measure_exe)
 {
@@ -862,7 +829,6 @@ watch_suite(void)
 
 	tc = tcase_create("residency");
 	tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
-	TU_ADD_LOOP_TEST_UNLESS(tc, test_resident_bytes, 0, 2, no_eviction);
 	TU_ADD_TEST_UNLESS(tc, test_measure_exe, no_eviction);
 	suite_add_tcase(s, tc);
 
