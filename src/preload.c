@@ -108,6 +108,7 @@ typedef struct Daemon {
 	guint64 budget_kb;
 	guint selected_maps;
 	guint64 selected_kb;
+	Readahead *readahead;       /* the reader, owned */
 	ReadaheadStats last_readahead;
 	gboolean readahead_pending; /* a newer prediction waits for the running batch */
 	gboolean exiting;           /* no new readahead */
@@ -410,20 +411,20 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 {
 	Daemon *d = data;
 	ReadaheadOptions options = { 0 };
-	GArray *requests = readahead_requests_new();
+	GArray *requests = order_requests_new();
 
 	for (guint i = 0; i < maps->len; i++) {
 		const Map *map = maps->pdata[i];
 
-		readahead_requests_add(requests, map->path, map->offset, map->length);
+		order_requests_add(requests, map->path, map->offset, map->length);
 	}
-	options.strategy = (int)conf->sortstrategy;
+	options.strategy = (SortStrategy)conf->sortstrategy;
 	options.maxprocs = (int)conf->maxprocs;
 	options.check_residency = conf->checkresidency;
 	options.slice_bytes = (guint64)conf->slicekb * 1024;
 	options.warning_limit = &d->read_log;
 	options.notice_limit = &d->odd_log;
-	if (readahead_start(requests, &options, readahead_done, d))
+	if (readahead_start(d->readahead, requests, &options, readahead_done, d))
 		return CYCLE_READ_STARTED;
 	/*
 	 * The disk is slower than the cycle. This prediction is newer: the
@@ -431,7 +432,7 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	 * predicts again and starts the new one.
 	 */
 	g_debug("the previous readahead is still running: superseding it");
-	readahead_supersede();
+	readahead_supersede(d->readahead);
 	d->readahead_pending = TRUE;
 	return CYCLE_READ_BUSY;
 }
@@ -597,8 +598,9 @@ schedule_autosave(Daemon *d)
 static void
 launch_hold(gpointer data, gint64 until_us)
 {
-	(void)data;
-	readahead_hold(until_us);
+	Daemon *d = data;
+
+	readahead_hold(d->readahead, until_us);
 }
 
 static void
@@ -1059,6 +1061,7 @@ start_cycle(Daemon *d)
 	const LaunchHooks hooks = {
 		.hold = launch_hold,
 		.measure = launch_measure,
+		.data = d,
 	};
 
 	d->cycle = cycle_new(d->model, d->conf, &sources);
@@ -1094,7 +1097,7 @@ run_once(Daemon *d)
 {
 	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
 	cycle_run(d->cycle);
-	readahead_wait();
+	readahead_wait(d->readahead);
 }
 
 int
@@ -1178,6 +1181,7 @@ main(int argc, char **argv)
 		g_info("%s, ignoring", error->message);
 		g_clear_error(&error);
 	}
+	d->readahead = readahead_new(PAGECACHE_PROBE_ALL);
 
 	d->model = load_state(d->opts.statefile);
 	d->power = power_new(NULL);
@@ -1198,8 +1202,8 @@ main(int argc, char **argv)
 		g_main_loop_run(d->loop);
 		/* Exit promptly: reads in flight finish, no new one starts. */
 		d->exiting = TRUE;
-		readahead_supersede();
-		readahead_wait();
+		readahead_supersede(d->readahead);
+		readahead_wait(d->readahead);
 	}
 	close_trace(d);
 	if (d->model->dirty || d->opts.once)
@@ -1212,6 +1216,7 @@ out:
 	if (d->autosave_source)
 		g_source_remove(d->autosave_source);
 	watch_free(d->watch);
+	readahead_free(d->readahead);
 	g_free(d->watch_off);
 	if (d->loop)
 		g_main_loop_unref(d->loop);

@@ -5,25 +5,23 @@
  * main loop or touching anything that is not a plain file.
  *
  * A slice of a batch goes through four steps. Its ranges are put in path
- * order and readahead_merge_near() fuses ranges of one file that overlap
- * or lie less than MERGE_GAP_BYTES apart. Each file is then examined once (lstat, open without following
- * symlinks or blocking, fstat and compare with the lstat): one that
- * cannot be read, or whose ranges are all cached, is settled there. What
- * is left is ordered as readahead_sort() would (by path, by inode, or by
- * the physical position FIEMAP reports), and the reader opens each file
- * again and issues readahead(2) in chunks, because the kernel silently
- * truncates one call to the device's readahead window: on a disk with
- * read_ahead_kb = 8192 one call on a 256 MiB file caches only its first
- * 8 MiB.
+ * order and order_merge_near() fuses ranges of one file that overlap or
+ * lie less than MERGE_GAP_BYTES apart. Each file is then examined once
+ * (pagecache_open(): lstat, open without following symlinks or blocking,
+ * fstat and compare with the lstat): one that cannot be read, or whose
+ * ranges are all cached, is settled there. What is left is ordered as
+ * order_sort() would (by path, by inode, or by the physical position
+ * FIEMAP reports), and the reader opens each file again and issues
+ * readahead(2) in chunks, because the kernel silently truncates one call
+ * to the device's readahead window: on a disk with read_ahead_kb = 8192
+ * one call on a 256 MiB file caches only its first 8 MiB.
  *
  * Most of what a batch asks for is usually cached already: the programs
  * predicted this cycle were predicted last cycle too, and 0.6.4 asked
  * the kernel for the same hundreds of megabytes again every cycle. With
  * check_residency the reader first asks which pages of a range are in
- * the page cache. cachestat(2) (Linux 6.5) answers with one count per
- * range: all cached skips the range, none cached reads it whole. Only a
- * range that is partly cached (or a kernel without cachestat) needs
- * mincore(2) over a read-only mapping, page by page, and then only the
+ * the page cache (pagecache_find_missing()): all cached skips the range,
+ * none cached reads it whole, and of a range partly cached only the
  * missing runs are requested, neighbouring runs merged across small
  * cached gaps so that a fragmented range does not become a storm of tiny
  * calls.
@@ -45,34 +43,31 @@
  * disk of 100 MB/s and 300 requests per second, a batch sorted whole
  * took longer than a cycle and read the predicted program's files last.
  *
- * The learned files are a snapshot of the past. After a package upgrade
- * many of them are gone, and a writable directory may hold a FIFO or a
- * device node under a learned name; both are skipped and counted, and
- * messages are capped per batch so a stale model cannot flood the log.
+ * Stale files (gone after an upgrade, or a FIFO or device node under a
+ * learned name) are skipped and counted, and messages are capped per
+ * batch so a stale model cannot flood the log.
  *
- * Work runs in the calling thread, in a pool of worker threads, or (via
- * readahead_start()) in a background batch thread whose result is handed
- * back to the main context.
+ * Work runs in the calling thread, in worker threads started per slice,
+ * or (via readahead_start()) in a background batch thread whose result
+ * is handed back to the main context. All the state is in the Readahead
+ * the daemon owns, in the Batch being read and in each Worker.
  */
 #include "config.h"
 
 #include "readahead.h"
 
+#include "interval.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-#include <linux/capability.h>
 
 #ifdef HAVE_LINUX_FIEMAP_H
 #include <linux/fiemap.h>
@@ -121,432 +116,60 @@
  */
 #define MERGE_GAP_BYTES (256 * 1024)
 
-/* Pages examined per mmap() and mincore() call: 16 MiB of 4 KiB pages. */
-#define MINCORE_WINDOW_PAGES 4096
-
 /*
- * cachestat(2), Linux 6.5. The C library headers of older systems name
- * neither the call nor its structures, so both are spelled out here. Its
- * number is 451 on every architecture that shares the common syscall
- * table (all but alpha, mips and x32, which offset it); elsewhere the
- * reader uses mincore() only.
+ * The missing runs of a partly cached range are joined across cached
+ * gaps of less than MERGE_GAP_BYTES (pagecache_find_missing() bridges
+ * gaps of at most its argument). The cached pages cost the disk nothing
+ * (readahead(2) skips them), and one call for the holes instead of one
+ * each saves a syscall, a wait (read_range()) and, because the kernel
+ * plugs the reads of one call, a dispatch to the device per hole: the
+ * page cache reclaimer of some systems evicts single cold pages, leaving
+ * files with many small holes.
  */
-#if defined(SYS_cachestat)
-#define NR_CACHESTAT SYS_cachestat
-#elif (defined(__x86_64__) && !defined(__ILP32__)) || defined(__i386__) || \
-	defined(__aarch64__) || defined(__arm__) || defined(__riscv) || \
-	defined(__powerpc__) || defined(__s390__) || defined(__loongarch__)
-#define NR_CACHESTAT 451
-#endif
-
-struct ra_cachestat_range {
-	guint64 off;
-	guint64 len;            /* 0 would mean "to the end of the file" */
-};
-
-struct ra_cachestat {
-	guint64 nr_cache;       /* pages of the range in the page cache */
-	guint64 nr_dirty;
-	guint64 nr_writeback;
-	guint64 nr_evicted;
-	guint64 nr_recently_evicted;
-};
-
-/* Set once cachestat() answered ENOSYS (or a test asked): mincore only. */
-static gint no_cachestat;
-/* Set once mincore() was refused outright (a seccomp filter): no residency checks. */
-static gint no_mincore;
+#define RESIDENT_GAP_BYTES ((guint64)MERGE_GAP_BYTES - 1)
 
 /* The I/O class bits of ioprio_get()/ioprio_set() (linux/ioprio.h). */
 #define IOPRIO_WHO_PROCESS 1
 #define IOPRIO_CLASS_SHIFT 13
 #define IOPRIO_CLASS_IDLE 3
 
-/* ---- requests ---- */
+typedef struct Job Job;
 
-static void
-request_clear(gpointer data)
-{
-	ReadaheadRequest *req = data;
-
-	g_clear_pointer(&req->path, g_free);
-}
-
-GArray *
-readahead_requests_new(void)
-{
-	GArray *requests = g_array_new(FALSE, TRUE, sizeof(ReadaheadRequest));
-
-	g_array_set_clear_func(requests, request_clear);
-	return requests;
-}
-
-void
-readahead_requests_add(GArray *requests, const char *path, guint64 offset, guint64 length)
-{
-	ReadaheadRequest req = { 0 };
-
-	g_return_if_fail(requests != NULL);
-	g_return_if_fail(path != NULL);
-	req.path = g_strdup(path);
-	req.offset = offset;
-	req.length = length;
-	g_array_append_val(requests, req);
-}
-
-/* The end of a range, saturating instead of wrapping on hostile lengths. */
-static guint64
-request_end(const ReadaheadRequest *req)
-{
-	return req->length > G_MAXUINT64 - req->offset ? G_MAXUINT64 : req->offset + req->length;
-}
-
-/* ---- opening a file safely ---- */
-
-typedef enum {
-	OPEN_OK,
-	OPEN_MISSING,      /* ENOENT or ENOTDIR: vanished, normal after upgrades */
-	OPEN_NOT_REGULAR,  /* the lstat mode says what it is instead */
-	OPEN_CHANGED,      /* replaced between lstat and open */
-	OPEN_ERROR,        /* *ret_errno says why */
-} OpenResult;
-
-static const char *
-mode_name(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISLNK(mode))
-		return "a symbolic link";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "of an unknown type";
-}
-
-/*
- * Opens path for readahead if, and only if, it is a regular file. The
- * lstat comes first so that a FIFO (whose open could block or steal a
- * writer's data) or a device (whose open can have side effects) is never
- * opened. O_NOFOLLOW refuses a symlink that appeared since, O_NONBLOCK
- * keeps a FIFO that appeared since from blocking, and the fstat check
- * rejects any other swap in between. O_NOATIME keeps the daemon from
- * dirtying every inode it touches; it needs ownership or CAP_FOWNER, so
- * EPERM retries without it.
- *
- * On OPEN_OK, *ret_fd is the descriptor and *ret_st the fstat; on
- * OPEN_NOT_REGULAR *ret_st holds the lstat.
- */
-static OpenResult
-open_regular(const char *path, int *ret_fd, struct stat *ret_st, int *ret_errno)
-{
-	const int flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-	struct stat lst, fst;
-	int fd;
-
-	*ret_fd = -1;
-	*ret_errno = 0;
-	if (lstat(path, &lst) != 0) {
-		*ret_errno = errno;
-		return errno == ENOENT || errno == ENOTDIR ? OPEN_MISSING : OPEN_ERROR;
-	}
-	if (!S_ISREG(lst.st_mode)) {
-		*ret_st = lst;
-		return OPEN_NOT_REGULAR;
-	}
-	fd = open(path, flags | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);
-	if (fd < 0) {
-		*ret_errno = errno;
-		if (errno == ENOENT || errno == ENOTDIR)
-			return OPEN_MISSING;
-		/* O_NOFOLLOW met a symlink that replaced the file. */
-		return errno == ELOOP ? OPEN_CHANGED : OPEN_ERROR;
-	}
-	if (fstat(fd, &fst) != 0) {
-		*ret_errno = errno;
-		(void)close(fd);
-		return OPEN_ERROR;
-	}
-	if (!S_ISREG(fst.st_mode) || fst.st_dev != lst.st_dev || fst.st_ino != lst.st_ino) {
-		(void)close(fd);
-		return OPEN_CHANGED;
-	}
-	*ret_fd = fd;
-	*ret_st = fst;
-	return OPEN_OK;
-}
-
-/* ---- sorting ---- */
-
-static int
-cmp_u64(guint64 a, guint64 b)
-{
-	return (a > b) - (a < b);
-}
-
-/* The tie-break of every strategy: path, offset, then the longer range first. */
-static int
-cmp_request_path(const ReadaheadRequest *a, const ReadaheadRequest *b)
-{
-	int c = strcmp(a->path, b->path);
-
-	if (c != 0)
-		return c;
-	c = cmp_u64(a->offset, b->offset);
-	if (c != 0)
-		return c;
-	return cmp_u64(b->length, a->length);
-}
-
-static gint
-cmp_request_path_cb(gconstpointer a, gconstpointer b)
-{
-	return cmp_request_path(a, b);
-}
-
-/* How much is known about a request's place on the disk. */
-enum {
-	RANK_LOCATED = 0,   /* block is the physical byte of offset */
-	RANK_EXAMINED = 1,  /* block is the inode number */
-	RANK_UNKNOWN = 2,   /* could not be examined: sorts last, by path */
+struct Readahead {
+	Pagecache *pagecache;  /* what the kernel refused; shared by every batch */
+	/*
+	 * At most one background batch is in flight. `busy` is set from
+	 * readahead_start() until done has been called, so the daemon never
+	 * stacks batches; the job is handed back either by the idle source
+	 * its thread attaches or by readahead_wait(), whichever comes first
+	 * (the other one then finds nothing to do).
+	 */
+	gint busy;             /* atomic */
+	gint stop;             /* atomic: set by readahead_supersede(), cleared at start */
+	GMutex job_lock;
+	Job *job;              /* the background batch, guarded by job_lock */
+	GMutex hold_lock;
+	gint64 hold_until;     /* readahead_hold(), guarded by hold_lock */
 };
 
+/* ---- the batch being read ---- */
+
+/* One work item: consecutive requests of one file, opened once. */
 typedef struct {
-	guint rank;
-	ReadaheadRequest req;
-} SortItem;
-
-static int
-cmp_sort_item(const void *pa, const void *pb)
-{
-	const SortItem *a = pa, *b = pb;
-	int c = cmp_u64(a->rank, b->rank);
-
-	if (c == 0)
-		c = cmp_u64((guint64)a->req.dev, (guint64)b->req.dev);
-	if (c == 0)
-		c = cmp_u64(a->req.block, b->req.block);
-	if (c == 0)
-		c = cmp_request_path(&a->req, &b->req);
-	return c;
-}
-
-/*
- * The physical byte at which reading [offset, offset + length) starts,
- * from FIEMAP (unlike FIBMAP it needs no capability). One extent is
- * enough: the first one overlapping the range. No FIEMAP_FLAG_SYNC: it
- * would write back dirty data just to sort. Returns FALSE on a hole, on
- * an extent whose place is not decided yet (delayed allocation) and on
- * file systems without FIEMAP (tmpfs, many network file systems).
- */
-static gboolean
-physical_offset(int fd, guint64 offset, guint64 length, guint64 *ret_block)
-{
-#ifdef HAVE_LINUX_FIEMAP_H
-	/* A struct fiemap with room for one extent after it. */
-	union {
-		struct fiemap fm;
-		guint8 bytes[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
-	} q;
-	const struct fiemap_extent *fe;
-
-	memset(&q, 0, sizeof(q));
-	q.fm.fm_start = offset;
-	q.fm.fm_length = length > 0 ? length : 1;
-	q.fm.fm_flags = 0;
-	q.fm.fm_extent_count = 1;
-	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) != 0 || q.fm.fm_mapped_extents == 0)
-		return FALSE;
-	fe = &q.fm.fm_extents[0];
-	if (fe->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))
-		return FALSE;
-	/* The extent may begin before offset, or after it past a hole. */
-	if (fe->fe_logical <= offset)
-		*ret_block = fe->fe_physical + (offset - fe->fe_logical);
-	else
-		*ret_block = fe->fe_physical;
-	return TRUE;
-#else
-	(void)fd; (void)offset; (void)length; (void)ret_block;
-	return FALSE;
-#endif
-}
-
-/*
- * Fills dev, inode, block and the rank of the n requests of one file from
- * its stat, and with fd >= 0 (SORT_BLOCK) one FIEMAP per range.
- */
-static void
-locate_requests(SortItem *items, guint n, const struct stat *st, int fd)
-{
-	for (guint i = 0; i < n; i++) {
-		ReadaheadRequest *req = &items[i].req;
-
-		req->dev = st->st_dev;
-		req->inode = (guint64)st->st_ino;
-		req->block = req->inode;
-		items[i].rank = RANK_EXAMINED;
-		if (fd >= 0 && physical_offset(fd, req->offset, req->length, &req->block))
-			items[i].rank = RANK_LOCATED;
-	}
-}
-
-/* The requests of a file that could not be examined sort last, by path. */
-static void
-unknown_requests(SortItem *items, guint n)
-{
-	for (guint i = 0; i < n; i++) {
-		items[i].req.dev = 0;
-		items[i].req.inode = 0;
-		items[i].req.block = 0;
-		items[i].rank = RANK_UNKNOWN;
-	}
-}
-
-/*
- * Fills the sort keys of the requests [first, first + n), which all name
- * the same file: one lstat (SORT_INODE) or one safe open (SORT_BLOCK)
- * per file, then one FIEMAP per range.
- */
-static void
-examine_file(SortItem *items, guint n, int strategy)
-{
-	const char *path = items[0].req.path;
-	struct stat st;
-	int fd = -1, err;
-
-	if (strategy == SORT_INODE) {
-		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-			unknown_requests(items, n);
-			return;
-		}
-	} else if (open_regular(path, &fd, &st, &err) != OPEN_OK) {
-		unknown_requests(items, n);
-		return;
-	}
-	locate_requests(items, n, &st, fd);
-	if (fd >= 0)
-		(void)close(fd);
-}
-
-/* A strategy this module knows; anything else is SORT_BLOCK, with a warning. */
-static int
-known_strategy(int strategy)
-{
-	if (strategy == SORT_NONE || strategy == SORT_PATH || strategy == SORT_INODE ||
-	    strategy == SORT_BLOCK)
-		return strategy;
-	g_warning("unknown sort strategy %d, sorting by block", strategy);
-	return SORT_BLOCK;
-}
-
-void
-readahead_sort(GArray *requests, int strategy)
-{
-	g_autofree SortItem *items = NULL;
-	guint i, start;
-
-	g_return_if_fail(requests != NULL);
-	strategy = known_strategy(strategy);
-	if (strategy == SORT_NONE || requests->len < 1)
-		return;
-
-	/* Path order first: it is SORT_PATH, and it puts each file's ranges together. */
-	g_array_sort(requests, cmp_request_path_cb);
-	if (strategy == SORT_PATH)
-		return;
-
-	items = g_new0(SortItem, requests->len);
-	for (i = 0; i < requests->len; i++)
-		items[i].req = g_array_index(requests, ReadaheadRequest, i);
-	for (start = 0; start < requests->len; start = i) {
-		for (i = start + 1; i < requests->len; i++)
-			if (strcmp(items[i].req.path, items[start].req.path) != 0)
-				break;
-		examine_file(&items[start], i - start, strategy);
-	}
-	qsort(items, requests->len, sizeof(*items), cmp_sort_item);
-	/* The paths move with their structs: nothing is freed or copied. */
-	for (i = 0; i < requests->len; i++)
-		g_array_index(requests, ReadaheadRequest, i) = items[i].req;
-}
-
-/* ---- merging ---- */
-
-/* b + gap, or G_MAXUINT64 where that overflows. */
-static guint64
-add_saturating(guint64 b, guint64 gap)
-{
-	return b > G_MAXUINT64 - gap ? G_MAXUINT64 : b + gap;
-}
-
-void
-readahead_merge_near(GArray *requests, guint64 gap)
-{
-	ReadaheadRequest *reqs;
-	guint i, out;
-
-	g_return_if_fail(requests != NULL);
-	if (requests->len < 2)
-		return;
-	reqs = (ReadaheadRequest *)(void *)requests->data;
-	out = 0;
-	for (i = 1; i < requests->len; i++) {
-		ReadaheadRequest *cur = &reqs[out], *next = &reqs[i];
-
-		/*
-		 * Ranges of one file that overlap, touch or lie at most gap
-		 * bytes apart become one range over both. Sorted input always
-		 * has next->offset >= cur->offset; the general form also
-		 * serves unsorted (SORT_NONE) input. The union keeps the
-		 * larger end: 0.6.4 took next's end and so shrank [0,100)
-		 * followed by [10,20) to [0,20).
-		 */
-		if (strcmp(cur->path, next->path) == 0 &&
-		    next->offset <= add_saturating(request_end(cur), gap) &&
-		    cur->offset <= add_saturating(request_end(next), gap)) {
-			guint64 start = MIN(cur->offset, next->offset);
-			guint64 end = MAX(request_end(cur), request_end(next));
-
-			cur->offset = start;
-			cur->length = end - start;
-			g_clear_pointer(&next->path, g_free);
-			continue;
-		}
-		out++;
-		if (out != i) {
-			reqs[out] = *next;
-			next->path = NULL;
-		}
-	}
-	/* The slots past `out` hold NULL paths now, so shrinking frees nothing twice. */
-	g_array_set_size(requests, out + 1);
-}
-
-void
-readahead_merge(GArray *requests)
-{
-	readahead_merge_near(requests, 0);
-}
-
-/* ---- reading ---- */
+	guint first;
+	guint count;
+} Group;
 
 typedef struct {
-	const ReadaheadRequest *reqs;  /* the slice being read */
-	const gint *stop;              /* set by readahead_supersede(); NULL: never */
+	Readahead *ra;
+	const OrderRequest *reqs;  /* the slice being read */
+	const GArray *groups;      /* its groups, in reading order */
+	gint next_group;           /* atomic: the next group a worker takes */
+	const gint *stop;          /* &ra->stop for a background batch; NULL: never */
 	gboolean check_residency;
-	gboolean cap_fowner;    /* mincore() tells the truth about every file */
-	guint id;               /* tells the threads of this batch from an earlier one's */
-	GMutex lock;            /* guards everything below */
+	GMutex lock;               /* guards everything below */
 	ReadaheadStats stats;
-	GHashTable *opened;     /* paths (borrowed from reqs) of files opened */
+	GHashTable *opened;     /* paths (borrowed from the slices) of files opened */
 	GHashTable *chunks;     /* gint64 dev -> chunk size in bytes */
 	guint warnings;         /* warnings shown */
 	guint warnings_dropped; /* warnings not shown because of the cap */
@@ -558,35 +181,123 @@ typedef struct {
 	GCond inflight_cond;    /* signalled when inflight falls */
 } Batch;
 
+/* A thread reading groups of a batch: the calling thread, or one started for a slice. */
+typedef struct {
+	Batch *batch;
+	GThread *thread;     /* NULL for the calling thread */
+	gboolean counted;    /* its I/O class is in the batch's figures already */
+} Worker;
+
 static gboolean
 batch_stopped(const Batch *batch)
 {
 	return batch->stop && g_atomic_int_get(batch->stop);
 }
 
-/* Monotonic time (us) before which no new read starts: readahead_hold(). */
-static gint64 hold_until;
-static GMutex hold_lock;
+/* Counts requests of the batch that will not be read because it was told to stop. */
+static void
+batch_drop(Batch *batch, guint count)
+{
+	g_mutex_lock(&batch->lock);
+	batch->stats.dropped += count;
+	g_mutex_unlock(&batch->lock);
+}
+
+/* Adds one file's figures to the batch's. */
+static void
+batch_add_stats(Batch *batch, const ReadaheadStats *local)
+{
+	g_mutex_lock(&batch->lock);
+	batch->stats.failed += local->failed;
+	batch->stats.skipped += local->skipped;
+	batch->stats.bytes += local->bytes;
+	batch->stats.syscalls += local->syscalls;
+	batch->stats.resident_bytes += local->resident_bytes;
+	batch->stats.resident_ranges += local->resident_ranges;
+	batch->stats.probes += local->probes;
+	batch->stats.threads += local->threads;
+	batch->stats.threads_not_idle += local->threads_not_idle;
+	batch->stats.dropped += local->dropped;
+	g_mutex_unlock(&batch->lock);
+}
+
+/* Records that the file at path was opened (path borrowed from the slice). */
+static void
+batch_opened(Batch *batch, const char *path)
+{
+	g_mutex_lock(&batch->lock);
+	g_hash_table_add(batch->opened, (gpointer)path);
+	g_mutex_unlock(&batch->lock);
+}
+
+/* Whether a limit (NULL: none) lets one more message through now. */
+static gboolean
+limit_allows(LogLimit *limit)
+{
+	return !limit || log_limit_allow(limit, g_get_monotonic_time());
+}
+
+static void batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
+	G_GNUC_PRINTF(3, 4);
+
+/*
+ * Logs a warning or info unless this batch already logged MAX_MESSAGES of
+ * them or the limit across batches holds it back.
+ */
+static void
+batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
+{
+	gboolean show;
+	va_list ap;
+
+	g_mutex_lock(&batch->lock);
+	if (level == G_LOG_LEVEL_WARNING) {
+		show = batch->warnings < MAX_MESSAGES;
+		if (show)
+			batch->warnings++;
+		else
+			batch->warnings_dropped++;
+	} else {
+		show = batch->notices < MAX_MESSAGES;
+		if (show)
+			batch->notices++;
+		else
+			batch->notices_dropped++;
+	}
+	g_mutex_unlock(&batch->lock);
+	if (!show ||
+	    !limit_allows(level == G_LOG_LEVEL_WARNING ? batch->warning_limit : batch->notice_limit))
+		return;
+	va_start(ap, format);
+	g_logv(G_LOG_DOMAIN, level, format, ap);
+	va_end(ap);
+}
+
+/* ---- holding and pacing ---- */
 
 void
-readahead_hold(gint64 until)
+readahead_hold(Readahead *ra, gint64 until)
 {
-	g_mutex_lock(&hold_lock);
-	if (until == 0 || until > hold_until)
-		hold_until = until;
-	g_mutex_unlock(&hold_lock);
+	g_return_if_fail(ra != NULL);
+
+	g_mutex_lock(&ra->hold_lock);
+	if (until == 0 || until > ra->hold_until)
+		ra->hold_until = until;
+	g_mutex_unlock(&ra->hold_lock);
 }
 
 /* Sleeps through a hold, in short naps so that a stop is seen soon. */
 static void
 hold_wait(const Batch *batch)
 {
+	Readahead *ra = batch->ra;
+
 	for (;;) {
 		gint64 until, now;
 
-		g_mutex_lock(&hold_lock);
-		until = hold_until;
-		g_mutex_unlock(&hold_lock);
+		g_mutex_lock(&ra->hold_lock);
+		until = ra->hold_until;
+		g_mutex_unlock(&ra->hold_lock);
 		now = g_get_monotonic_time();
 		if (now >= until || batch_stopped(batch))
 			return;
@@ -633,54 +344,7 @@ wait_read(int fd, guint64 last)
 		;
 }
 
-/* One work item: consecutive requests of one file, opened once. */
-typedef struct {
-	guint first;
-	guint count;
-} Group;
-
-static void batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
-	G_GNUC_PRINTF(3, 4);
-
-/* Whether a limit (NULL: none) lets one more message through now. */
-static gboolean
-limit_allows(LogLimit *limit)
-{
-	return !limit || log_limit_allow(limit, g_get_monotonic_time());
-}
-
-/*
- * Logs a warning or info unless this batch already logged MAX_MESSAGES of
- * them or the limit across batches holds it back.
- */
-static void
-batch_message(Batch *batch, GLogLevelFlags level, const char *format, ...)
-{
-	gboolean show;
-	va_list ap;
-
-	g_mutex_lock(&batch->lock);
-	if (level == G_LOG_LEVEL_WARNING) {
-		show = batch->warnings < MAX_MESSAGES;
-		if (show)
-			batch->warnings++;
-		else
-			batch->warnings_dropped++;
-	} else {
-		show = batch->notices < MAX_MESSAGES;
-		if (show)
-			batch->notices++;
-		else
-			batch->notices_dropped++;
-	}
-	g_mutex_unlock(&batch->lock);
-	if (!show ||
-	    !limit_allows(level == G_LOG_LEVEL_WARNING ? batch->warning_limit : batch->notice_limit))
-		return;
-	va_start(ap, format);
-	g_logv(G_LOG_DOMAIN, level, format, ap);
-	va_end(ap);
-}
+/* ---- the chunk of a device ---- */
 
 /* Reads a small decimal sysfs value; FALSE if absent or malformed. */
 static gboolean
@@ -777,6 +441,87 @@ batch_chunk(Batch *batch, dev_t dev)
 	return chunk;
 }
 
+/* ---- where a file lies ---- */
+
+/*
+ * The physical byte at which reading [offset, offset + length) starts,
+ * from FIEMAP (unlike FIBMAP it needs no capability). One extent is
+ * enough: the first one overlapping the range. No FIEMAP_FLAG_SYNC: it
+ * would write back dirty data just to sort. Returns FALSE on a hole, on
+ * an extent whose place is not decided yet (delayed allocation) and on
+ * file systems without FIEMAP (tmpfs, many network file systems).
+ */
+static gboolean
+physical_offset(int fd, guint64 offset, guint64 length, guint64 *ret_block)
+{
+#ifdef HAVE_LINUX_FIEMAP_H
+	/* A struct fiemap with room for one extent after it. */
+	union {
+		struct fiemap fm;
+		guint8 bytes[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
+	} q;
+	const struct fiemap_extent *fe;
+
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_start = offset;
+	q.fm.fm_length = length > 0 ? length : 1;
+	q.fm.fm_flags = 0;
+	q.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) != 0 || q.fm.fm_mapped_extents == 0)
+		return FALSE;
+	fe = &q.fm.fm_extents[0];
+	if (fe->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))
+		return FALSE;
+	/* The extent may begin before offset, or after it past a hole. */
+	if (fe->fe_logical <= offset)
+		*ret_block = fe->fe_physical + (offset - fe->fe_logical);
+	else
+		*ret_block = fe->fe_physical;
+	return TRUE;
+#else
+	(void)fd; (void)offset; (void)length; (void)ret_block;
+	return FALSE;
+#endif
+}
+
+/*
+ * Fills the sort keys of the n requests of one file from its stat, and
+ * with fd >= 0 (SORT_BLOCK) one FIEMAP per range.
+ */
+static void
+locate_requests(OrderRequest *reqs, guint n, const struct stat *st, int fd)
+{
+	order_set_examined(reqs, n, st->st_dev, (guint64)st->st_ino);
+	for (guint i = 0; fd >= 0 && i < n; i++)
+		if (physical_offset(fd, reqs[i].offset, reqs[i].length, &reqs[i].block))
+			reqs[i].rank = ORDER_LOCATED;
+}
+
+void
+readahead_examine(OrderRequest *reqs, guint n, SortStrategy strategy, gpointer user_data)
+{
+	struct stat st;
+	int fd = -1;
+
+	(void)user_data;
+	g_return_if_fail(reqs != NULL && n > 0);
+
+	if (strategy == SORT_INODE) {
+		if (lstat(reqs[0].path, &st) != 0 || !S_ISREG(st.st_mode)) {
+			order_set_unknown(reqs, n);
+			return;
+		}
+	} else if (pagecache_open(reqs[0].path, &fd, &st, NULL) != PAGECACHE_OPEN_OK) {
+		order_set_unknown(reqs, n);
+		return;
+	}
+	locate_requests(reqs, n, &st, fd);
+	if (fd >= 0)
+		(void)close(fd);
+}
+
+/* ---- reading ---- */
+
 /*
  * Issues [offset, offset + length) of fd in chunks, each read before the
  * next is issued and all of the batch's together within the in-flight
@@ -822,321 +567,97 @@ read_range(Batch *batch, int fd, guint64 offset, guint64 length, guint64 chunk,
 	return 0;
 }
 
-/* ---- residency ---- */
-
-typedef enum {
-	RESIDENT_UNKNOWN,   /* could not tell: read the range whole */
-	RESIDENT_NONE,      /* no page cached: read the range whole */
-	RESIDENT_ALL,       /* every page cached: read nothing */
-	RESIDENT_PART,      /* the missing runs are listed */
-} Residency;
-
-/* A byte range of a file to request. */
-typedef struct {
-	guint64 offset;
-	guint64 length;
-} Run;
-
-static guint64
-page_size(void)
-{
-	static gsize size;
-
-	if (g_once_init_enter(&size)) {
-		long n = sysconf(_SC_PAGESIZE);
-
-		g_once_init_leave(&size, n > 0 ? (gsize)n : 4096);
-	}
-	return size;
-}
-
-void
-readahead_use_cachestat(gboolean use)
-{
-	g_atomic_int_set(&no_cachestat, use ? 0 : 1);
-}
-
 /*
- * Counts the cached pages of [offset, offset + length) with cachestat().
- * The kernel counts every page the range touches, the partial first and
- * last ones included, and clips large folios to the range. Returns
- * RESIDENT_UNKNOWN if the call failed: ENOSYS (an older kernel, or a
- * seccomp filter written before the call existed, as systemd's are),
- * EPERM (some kernels refuse files the caller can neither write nor
- * owns; on a file the caller owns it can only be a seccomp filter),
- * EOPNOTSUPP (hugetlbfs). ENOSYS and a filter's EPERM are remembered:
- * the call is not tried again.
+ * pagecache_open() for the count requests of path, saying why it failed:
+ * a file that vanished (normal after upgrades) only at debug level, an
+ * odd file or a swap as an info, any other error as a warning, all
+ * capped per batch. The requests of a file that cannot be opened are
+ * counted in local as skipped (or failed, for an error).
  */
 static gboolean
-cachestat_count(int fd, const struct stat *st, guint64 offset, guint64 length,
-		guint64 *ret_pages)
+open_checked(Batch *batch, const char *path, guint count, int *ret_fd, struct stat *ret_st,
+	     ReadaheadStats *local)
 {
-#ifdef NR_CACHESTAT
-	struct ra_cachestat_range range = { offset, length };
-	struct ra_cachestat cs = { 0 };
+	int err;
 
-	if (g_atomic_int_get(&no_cachestat))
-		return FALSE;
-	if (syscall(NR_CACHESTAT, fd, &range, &cs, 0) != 0) {
-		int err = errno;
-
-		if (err == ENOSYS || (err == EPERM && st->st_uid == geteuid())) {
-			g_atomic_int_set(&no_cachestat, 1);
-			g_debug("readahead: cachestat(): %s, using mincore()", g_strerror(err));
-		}
-		return FALSE;
+	switch (pagecache_open(path, ret_fd, ret_st, &err)) {
+	case PAGECACHE_OPEN_OK:
+		return TRUE;
+	case PAGECACHE_OPEN_MISSING:
+		g_debug("readahead: %s: %s, skipping", path, g_strerror(err));
+		local->skipped += count;
+		break;
+	case PAGECACHE_OPEN_NOT_REGULAR:
+		batch_message(batch, G_LOG_LEVEL_INFO, "readahead: %s is %s, not a regular file, skipping",
+			      path, pagecache_mode_name(ret_st->st_mode));
+		local->skipped += count;
+		break;
+	case PAGECACHE_OPEN_CHANGED:
+		batch_message(batch, G_LOG_LEVEL_INFO,
+			      "readahead: %s was replaced while being opened, skipping", path);
+		local->skipped += count;
+		break;
+	case PAGECACHE_OPEN_ERROR:
+	default:
+		batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: cannot open %s: %s, ignoring",
+			      path, g_strerror(err));
+		local->failed += count;
+		break;
 	}
-	*ret_pages = cs.nr_cache;
-	return TRUE;
-#else
-	(void)fd; (void)st; (void)offset; (void)length; (void)ret_pages;
 	return FALSE;
-#endif
-}
-
-static Residency
-cachestat_probe(int fd, const struct stat *st, guint64 offset, guint64 length,
-		ReadaheadStats *stats)
-{
-	guint64 pages, cached;
-
-	if (!cachestat_count(fd, st, offset, length, &cached))
-		return RESIDENT_UNKNOWN;
-	stats->probes++;
-	pages = (offset + length - 1) / page_size() - offset / page_size() + 1;
-	if (cached == 0)
-		return RESIDENT_NONE;
-	return cached >= pages ? RESIDENT_ALL : RESIDENT_PART;
 }
 
 /*
- * Whether the calling thread has CAP_FOWNER in its effective set. Asked
- * of the kernel rather than assumed from uid 0: the shipped systemd unit
- * runs preload as root with only two capabilities, and CAP_FOWNER is not
- * one of them.
+ * The part of req to read from a file of size bytes, or FALSE if it
+ * starts past the end: the file may have shrunk since the model saw it
+ * mapped. stats.bytes counts what the kernel was asked for, after this clamp.
  */
 static gboolean
-have_cap_fowner(void)
+clamp_to_file(const OrderRequest *req, const struct stat *st, Interval *ret)
 {
-	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	guint64 size = (guint64)st->st_size;
 
-	memset(data, 0, sizeof(data));
-	if (syscall(SYS_capget, &header, data) != 0)
+	if (req->offset >= size)
 		return FALSE;
-	return (data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER)) != 0;
-}
-
-/*
- * Whether mincore() tells this process the truth about the file. Since
- * Linux 5.2 it reports every page as resident unless the caller owns the
- * file, may write it, or has CAP_FOWNER (mm/mincore.c, can_do_mincore):
- * trusting it otherwise would skip files that are not cached at all.
- * AT_EACCESS makes faccessat() judge with the effective ids and
- * capabilities, as the kernel does for mincore().
- */
-static gboolean
-mincore_is_truthful(const Batch *batch, const char *path, const struct stat *st)
-{
-	return batch->cap_fowner || st->st_uid == geteuid() ||
-	       faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
-}
-
-/*
- * Appends the missing bytes [start, end) to runs, extending the last run
- * instead when less than MERGE_GAP_BYTES of cached pages separate them.
- * The cached pages cost the disk nothing (readahead(2) skips them), and
- * one call for the holes instead of one each saves a syscall, a wait
- * (read_range()) and, because the kernel plugs the reads of one call, a
- * dispatch to the device per hole: the page cache reclaimer of some
- * systems evicts single cold pages, leaving files with many small holes.
- */
-static void
-runs_add(GArray *runs, guint64 start, guint64 end)
-{
-	if (runs->len > 0) {
-		Run *last = &g_array_index(runs, Run, runs->len - 1);
-
-		if (start - (last->offset + last->length) < MERGE_GAP_BYTES) {
-			last->length = end - last->offset;
-			return;
-		}
-	}
-	g_array_append_vals(runs, &(Run){ start, end - start }, 1);
-}
-
-/*
- * Lists in runs the parts of [offset, offset + length) that are not in
- * the page cache, from mincore() over read-only shared mappings of
- * MINCORE_WINDOW_PAGES pages at a time. Mapping a file neither reads nor
- * faults in any page. The runs are clipped to the range, which need not
- * be page-aligned.
- */
-static Residency
-mincore_probe(int fd, guint64 offset, guint64 length, GArray *runs, ReadaheadStats *stats)
-{
-	const guint64 page = page_size();
-	const guint64 end = offset + length;
-	guint64 pos, pages = 0, missing = 0;
-	unsigned char vec[MINCORE_WINDOW_PAGES];
-
-	g_array_set_size(runs, 0);
-	for (pos = offset / page * page; pos < end;) {
-		guint64 n = MIN((guint64)MINCORE_WINDOW_PAGES, (end - pos + page - 1) / page);
-		size_t len = (size_t)(n * page);
-		void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)pos);
-		int rc, err;
-
-		if (map == MAP_FAILED)
-			return RESIDENT_UNKNOWN;
-		rc = mincore(map, len, vec);
-		err = errno;
-		(void)munmap(map, len);
-		if (rc != 0) {
-			/*
-			 * The kernel's own errors are EAGAIN, EFAULT, EINVAL and
-			 * ENOMEM; EPERM and ENOSYS come from a seccomp filter
-			 * (systemd's @system-service lacks mincore) and will
-			 * not change.
-			 */
-			if ((err == EPERM || err == ENOSYS) &&
-			    !g_atomic_int_get(&no_mincore)) {
-				g_atomic_int_set(&no_mincore, 1);
-				g_info("readahead: mincore(): %s; ranges whose residency cachestat() "
-				       "cannot settle are read whole", g_strerror(err));
-			}
-			return RESIDENT_UNKNOWN;
-		}
-		stats->probes++;
-		for (guint64 i = 0; i < n; i++) {
-			if (vec[i] & 1)
-				continue;
-			runs_add(runs, MAX(pos + i * page, offset), MIN(pos + (i + 1) * page, end));
-			missing++;
-		}
-		pages += n;
-		pos += len;
-	}
-	if (missing == 0)
-		return RESIDENT_ALL;
-	return missing == pages ? RESIDENT_NONE : RESIDENT_PART;
-}
-
-/*
- * Which parts of [offset, offset + length) of the open file path need
- * reading. cachestat() settles the common cases (all or nothing cached)
- * in one call; mincore() finds the runs of a partly cached range, and
- * stands in for cachestat() where it is missing or refused.
- */
-static Residency
-find_missing(const Batch *batch, int fd, const char *path, const struct stat *st,
-	     guint64 offset, guint64 length, GArray *runs, ReadaheadStats *stats)
-{
-	Residency r = cachestat_probe(fd, st, offset, length, stats);
-
-	if (r == RESIDENT_ALL || r == RESIDENT_NONE)
-		return r;
-	if (g_atomic_int_get(&no_mincore) || !mincore_is_truthful(batch, path, st))
-		return RESIDENT_UNKNOWN;
-	return mincore_probe(fd, offset, length, runs, stats);
-}
-
-/* ---- residency, for the other modules ---- */
-
-int
-readahead_open_file(const char *path, struct stat *ret_st)
-{
-	int fd, err;
-
-	g_return_val_if_fail(path != NULL && ret_st != NULL, -1);
-
-	return open_regular(path, &fd, ret_st, &err) == OPEN_OK ? fd : -1;
-}
-
-/* have_cap_fowner(), asked once per process. */
-static gboolean
-process_cap_fowner(void)
-{
-	static gsize answer;  /* 0 not asked yet, 1 no, 2 yes */
-
-	if (g_once_init_enter(&answer))
-		g_once_init_leave(&answer, have_cap_fowner() ? 2 : 1);
-	return answer == 2;
-}
-
-/* Whether mincore() can be asked about path, and tells the truth about it. */
-static gboolean
-mincore_usable(const char *path, const struct stat *st)
-{
-	return !g_atomic_int_get(&no_mincore) &&
-	       (process_cap_fowner() || st->st_uid == geteuid() ||
-		faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0);
-}
-
-gboolean
-readahead_resident_pages(int fd, const char *path, const struct stat *st,
-			 guint64 offset, gsize pages, guint8 *vec)
-{
-	const guint64 page = page_size();
-
-	g_return_val_if_fail(path != NULL && st != NULL && vec != NULL, FALSE);
-	g_return_val_if_fail(offset % page == 0, FALSE);
-
-	if (!mincore_usable(path, st))
-		return FALSE;
-	for (gsize done = 0; done < pages;) {
-		gsize n = MIN((gsize)MINCORE_WINDOW_PAGES, pages - done);
-		size_t len = (size_t)(n * page);
-		void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd,
-				 (off_t)(offset + (guint64)done * page));
-		int rc;
-
-		if (map == MAP_FAILED)
-			return FALSE;
-		rc = mincore(map, len, vec + done);
-		(void)munmap(map, len);
-		if (rc != 0)
-			return FALSE;
-		done += n;
-	}
+	*ret = interval_clamp(interval_from_range(req->offset, req->length), (Interval){ 0, size });
 	return TRUE;
 }
 
-gboolean
-readahead_resident_bytes(int fd, const char *path, const struct stat *st,
-			 guint64 offset, guint64 length, guint64 *ret_bytes)
+/*
+ * Reads range of the open file, with check_residency only what the page
+ * cache lacks (missing is scratch space). Returns 0 or an errno.
+ */
+static int
+read_request(Batch *batch, int fd, const char *path, const struct stat *st, Interval range,
+	     guint64 chunk, gboolean *use_fadvise, GArray *missing, ReadaheadStats *local)
 {
-	const guint64 page = page_size();
-	g_autofree guint8 *vec = NULL;
-	guint64 cached, start, pages;
+	guint64 length = interval_length(range);
+	int err = 0;
 
-	g_return_val_if_fail(path != NULL && st != NULL && ret_bytes != NULL, FALSE);
+	if (!batch->check_residency || length == 0)
+		return read_range(batch, fd, range.start, length, chunk, use_fadvise, local);
+	switch (pagecache_find_missing(batch->ra->pagecache, fd, path, st, range.start, length,
+				       RESIDENT_GAP_BYTES, missing, &local->probes)) {
+	case PAGECACHE_ALL:
+		local->resident_bytes += length;
+		local->resident_ranges++;
+		return 0;
+	case PAGECACHE_PART:
+		/* What the runs leave out is cached, whether or not a read fails. */
+		local->resident_bytes += length - interval_total(missing);
+		for (guint r = 0; r < missing->len && err == 0; r++) {
+			const Interval *run = &g_array_index(missing, Interval, r);
 
-	*ret_bytes = 0;
-	if (length == 0)
-		return TRUE;
-	if (length > G_MAXUINT64 - offset)
-		return FALSE;
-	/* cachestat() counts every page the range touches, partial ones too. */
-	if (cachestat_count(fd, st, offset, length, &cached)) {
-		*ret_bytes = MIN(cached * page, length);
-		return TRUE;
+			err = read_range(batch, fd, run->start, interval_length(*run), chunk,
+					 use_fadvise, local);
+		}
+		return err;
+	case PAGECACHE_NONE:
+	case PAGECACHE_UNKNOWN:
+	default:
+		return read_range(batch, fd, range.start, length, chunk, use_fadvise, local);
 	}
-	start = offset / page * page;
-	pages = (offset + length - start + page - 1) / page;
-	if (pages > G_MAXSIZE / 2)
-		return FALSE;
-	vec = g_malloc((gsize)pages);
-	if (!readahead_resident_pages(fd, path, st, start, (gsize)pages, vec))
-		return FALSE;
-	cached = 0;
-	for (guint64 i = 0; i < pages; i++)
-		cached += vec[i] & 1;
-	*ret_bytes = MIN(cached * page, length);
-	return TRUE;
 }
-
-/* ---- I/O priority ---- */
 
 /* Whether the calling thread is in the idle I/O class (IOPRIO_WHO_PROCESS, 0: this thread). */
 static gboolean
@@ -1150,6 +671,517 @@ thread_is_idle_class(void)
 	return FALSE;
 #endif
 }
+
+/* Reads the requests of one file. */
+static void
+read_group(Worker *worker, const Group *group)
+{
+	Batch *batch = worker->batch;
+	const OrderRequest *reqs = batch->reqs + group->first;
+	const char *path = reqs[0].path;
+	ReadaheadStats local = { 0 };
+	g_autoptr(GArray) missing = NULL;
+	gboolean use_fadvise = FALSE;
+	struct stat st;
+	guint64 chunk;
+	int fd;
+
+	if (batch_stopped(batch)) {
+		batch_drop(batch, group->count);
+		return;
+	}
+	/* A thread's I/O class is checked once per batch, when it first reads. */
+	if (!worker->counted) {
+		worker->counted = TRUE;
+		local.threads = 1;
+		local.threads_not_idle = thread_is_idle_class() ? 0 : 1;
+	}
+
+	if (!open_checked(batch, path, group->count, &fd, &st, &local)) {
+		batch_add_stats(batch, &local);
+		return;
+	}
+	chunk = batch_chunk(batch, st.st_dev);
+	/* For wait_read(): no kernel readahead window on its one-byte reads. */
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	if (batch->check_residency)
+		missing = interval_array_new();
+
+	for (guint i = 0; i < group->count; i++) {
+		Interval range;
+		int err;
+
+		if (!clamp_to_file(&reqs[i], &st, &range)) {
+			g_debug("readahead: %s: offset %" G_GUINT64_FORMAT " is past its end, skipping",
+				path, reqs[i].offset);
+			local.skipped++;
+			continue;
+		}
+		err = read_request(batch, fd, path, &st, range, chunk, &use_fadvise, missing, &local);
+		if (err == ECANCELED) {
+			local.dropped += group->count - i;
+			break;
+		}
+		if (err != 0) {
+			batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: %s: %s, ignoring",
+				      path, g_strerror(err));
+			local.failed++;
+		}
+	}
+	(void)close(fd);
+	batch_opened(batch, path);
+	batch_add_stats(batch, &local);
+}
+
+/*
+ * Examines the file of the n requests reqs (one file) once, before
+ * anything is sorted or read, and settles what needs no reading: a file
+ * that cannot be opened (reported as read_group() would), and with
+ * check_residency a file whose ranges are all cached already (one
+ * cachestat() per range). Returns FALSE for a file still to read; its
+ * requests then get their sort keys from the same descriptor. In steady
+ * state nearly every file is settled here, by one open, so nothing is
+ * located on the disk and no worker thread starts.
+ */
+static gboolean
+probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
+{
+	const char *path = reqs[0].path;
+	ReadaheadStats local = { 0 };
+	struct stat st;
+	int fd;
+
+	if (!open_checked(batch, path, n, &fd, &st, &local)) {
+		batch_add_stats(batch, &local);
+		return TRUE;
+	}
+	for (guint i = 0; i < n; i++) {
+		Interval range;
+		guint64 length;
+
+		if (!clamp_to_file(&reqs[i], &st, &range)) {
+			local.skipped++;
+			continue;
+		}
+		length = interval_length(range);
+		if (length > 0 &&
+		    (!batch->check_residency ||
+		     pagecache_cachestat(batch->ra->pagecache, fd, &st, range.start, length,
+					 &local.probes) != PAGECACHE_ALL)) {
+			/* read_group() counts it all again, from its own checks. */
+			locate_requests(reqs, n, &st, strategy == SORT_BLOCK ? fd : -1);
+			(void)close(fd);
+			return FALSE;
+		}
+		/* Without the check an empty range is only nothing to read. */
+		if (batch->check_residency) {
+			local.resident_bytes += length;
+			local.resident_ranges++;
+		}
+	}
+	(void)close(fd);
+	batch_opened(batch, path);
+	batch_add_stats(batch, &local);
+	return TRUE;
+}
+
+/* The runs of consecutive requests of one file in reqs[0 .. n). */
+static GArray *
+group_requests(const OrderRequest *reqs, guint n)
+{
+	GArray *groups = g_array_new(FALSE, FALSE, sizeof(Group));
+	guint i, start;
+
+	for (start = 0; start < n; start = i) {
+		Group group = { start, 0 };
+
+		for (i = start + 1; i < n; i++)
+			if (strcmp(reqs[i].path, reqs[start].path) != 0)
+				break;
+		group.count = i - start;
+		g_array_append_val(groups, group);
+	}
+	return groups;
+}
+
+/* ---- workers ---- */
+
+/*
+ * Reads the groups of the slice in order until none is left. Workers
+ * take them from one counter, so the disk still sees the sorted order.
+ */
+static void
+worker_drain(Worker *worker)
+{
+	Batch *batch = worker->batch;
+
+	for (;;) {
+		guint i = (guint)g_atomic_int_add(&batch->next_group, 1);
+
+		if (i >= batch->groups->len)
+			return;
+		read_group(worker, &g_array_index(batch->groups, Group, i));
+	}
+}
+
+static gpointer
+worker_thread(gpointer data)
+{
+	worker_drain(data);
+	return NULL;
+}
+
+/*
+ * Reads the slice's groups with up to maxprocs new threads, or in the
+ * calling thread (self) with maxprocs <= 1, a single group, or when no
+ * thread can be started.
+ */
+static void
+read_groups(Batch *batch, Worker *self, int maxprocs)
+{
+	g_autofree Worker *workers = NULL;
+	guint wanted = 0, started = 0;
+
+	g_atomic_int_set(&batch->next_group, 0);
+	if (maxprocs > 1 && batch->groups->len > 1)
+		wanted = MIN((guint)maxprocs, batch->groups->len);
+	workers = g_new0(Worker, MAX(wanted, 1));
+	for (; started < wanted; started++) {
+		g_autoptr(GError) error = NULL;
+
+		workers[started].batch = batch;
+		workers[started].thread = g_thread_try_new("readahead", worker_thread,
+							   &workers[started], &error);
+		if (workers[started].thread)
+			continue;
+		if (started == 0 && limit_allows(batch->warning_limit))
+			g_warning("cannot start %u readahead threads: %s, reading in one",
+				  wanted, error->message);
+		else
+			g_debug("cannot start readahead thread %u of %u: %s, reading in %u",
+				started + 1, wanted, error->message, started);
+		break;
+	}
+	if (started == 0)
+		worker_drain(self);
+	for (guint i = 0; i < started; i++)
+		g_thread_join(workers[i].thread);
+}
+
+/* ---- slices and batches ---- */
+
+/*
+ * Reads one slice of the batch. It is put in path order and merged, so
+ * that each file is examined once (probe_file()): what needs no reading,
+ * the steady state, costs one open and no thread. What is left is sorted
+ * by the strategy and read. Sorting only that keeps the FIEMAP calls of
+ * SORT_BLOCK off the cached files. Merging in path order also fuses the
+ * overlapping ranges of a file that a physical order would keep apart.
+ */
+static void
+run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *options)
+{
+	g_autoptr(GArray) probed = NULL;
+	g_autoptr(GArray) groups = NULL;
+	g_autofree OrderRequest *todo = NULL;
+	SortStrategy strategy = order_known_strategy(options->strategy);
+	gboolean by_keys = strategy == SORT_INODE || strategy == SORT_BLOCK;
+	gboolean probe = options->check_residency || by_keys;
+	guint n = 0;
+
+	if (strategy != SORT_NONE)
+		order_sort_by_path((OrderRequest *)(void *)slice->data, slice->len);
+	order_merge_near(slice, MERGE_GAP_BYTES);
+	batch->stats.requests += slice->len;
+	batch->stats.slices++;
+
+	/* The requests still to read, with their sort keys (paths borrowed from slice). */
+	todo = g_new0(OrderRequest, MAX(slice->len, 1));
+	probed = group_requests((const OrderRequest *)(const void *)slice->data, slice->len);
+	for (guint i = 0; i < probed->len; i++) {
+		const Group *group = &g_array_index(probed, Group, i);
+
+		/* Opening a file may read its inode from the disk: held too. */
+		hold_wait(batch);
+		if (batch_stopped(batch)) {
+			batch_drop(batch, group->count);
+			continue;
+		}
+		for (guint j = 0; j < group->count; j++) {
+			todo[n + j] = g_array_index(slice, OrderRequest, group->first + j);
+			todo[n + j].rank = ORDER_UNKNOWN;
+		}
+		if (!probe || !probe_file(batch, &todo[n], group->count, strategy))
+			n += group->count;
+	}
+	if (by_keys)
+		order_sort_by_keys(todo, n);
+	batch->reqs = todo;
+	groups = group_requests(todo, n);
+	batch->groups = groups;
+	read_groups(batch, self, options->maxprocs);
+	batch->groups = NULL;
+	batch->reqs = NULL;
+}
+
+static ReadaheadStats
+run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, const gint *stop)
+{
+	g_autoptr(GPtrArray) slices = NULL;
+	ReadaheadStats stats = { 0 };
+	Batch batch = { 0 };
+	Worker self = { &batch, NULL, FALSE };
+	guint i = 0;
+
+	g_mutex_init(&batch.lock);
+	g_cond_init(&batch.inflight_cond);
+	batch.ra = ra;
+	batch.stop = stop;
+	batch.check_residency = options->check_residency;
+	batch.warning_limit = options->warning_limit;
+	batch.notice_limit = options->notice_limit;
+	batch.opened = g_hash_table_new(g_str_hash, g_str_equal);
+	batch.chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	/* Kept to the end: batch.opened borrows their paths. */
+	slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+
+	while (i < requests->len) {
+		OrderRequest *reqs = (OrderRequest *)(void *)requests->data;
+		GArray *slice;
+		guint end;
+
+		if (batch_stopped(&batch)) {
+			batch.stats.dropped += requests->len - i;
+			break;
+		}
+		end = order_slice_end(requests, i, options->slice_bytes);
+		slice = order_requests_new();
+		for (; i < end; i++) {
+			/* The path moves to the slice. */
+			g_array_append_val(slice, reqs[i]);
+			reqs[i].path = NULL;
+		}
+		g_ptr_array_add(slices, slice);
+		run_slice(&batch, &self, slice, options);
+	}
+
+	/*
+	 * The workers are done; taking the lock once more makes that
+	 * ordering visible to thread checkers.
+	 */
+	g_mutex_lock(&batch.lock);
+	if (batch.warnings_dropped > 0 && limit_allows(batch.warning_limit))
+		g_warning("readahead: %u more read errors not shown", batch.warnings_dropped);
+	if (batch.notices_dropped > 0 && limit_allows(batch.notice_limit))
+		g_info("readahead: %u more odd files skipped, not shown", batch.notices_dropped);
+
+	stats = batch.stats;
+	stats.files = g_hash_table_size(batch.opened);
+	stats.superseded = batch_stopped(&batch);
+	g_mutex_unlock(&batch.lock);
+	g_hash_table_destroy(batch.chunks);
+	g_hash_table_destroy(batch.opened);
+	g_cond_clear(&batch.inflight_cond);
+	g_mutex_clear(&batch.lock);
+	return stats;
+}
+
+ReadaheadStats
+readahead_run(Readahead *ra, GArray *requests, const ReadaheadOptions *options)
+{
+	ReadaheadStats stats = { 0 };
+
+	g_return_val_if_fail(ra != NULL, stats);
+	g_return_val_if_fail(requests != NULL, stats);
+	g_return_val_if_fail(options != NULL, stats);
+	return run_batch(ra, requests, options, NULL);
+}
+
+/* ---- the reader and its background batch ---- */
+
+struct Job {
+	Readahead *ra;
+	GArray *requests;
+	ReadaheadOptions options;
+	ReadaheadDone done;
+	gpointer user_data;
+	ReadaheadStats stats;
+	GThread *thread;
+	GSource *idle;     /* attached by the thread at its end: hands the job back */
+};
+
+static void
+job_free(Job *job)
+{
+	if (job->requests)
+		g_array_unref(job->requests);
+	if (job->idle) {
+		/* Finished by readahead_wait(): the hand-back must not run any more. */
+		g_source_destroy(job->idle);
+		g_source_unref(job->idle);
+	}
+	g_free(job);
+}
+
+/*
+ * Joins the background batch if it is `expected` (or any, with NULL)
+ * and, with deliver, calls its done.
+ */
+static void
+job_finish(Readahead *ra, Job *expected, gboolean deliver)
+{
+	Job *job;
+
+	g_mutex_lock(&ra->job_lock);
+	job = ra->job;
+	if (job && (!expected || job == expected))
+		ra->job = NULL;
+	else
+		job = NULL;
+	g_mutex_unlock(&ra->job_lock);
+	if (!job)
+		return;
+
+	g_thread_join(job->thread);
+	/* Cleared first, so done may start the next batch. */
+	g_atomic_int_set(&ra->busy, 0);
+	if (deliver && job->done)
+		job->done(&job->stats, job->user_data);
+	job_free(job);
+}
+
+static gboolean
+job_finish_idle(gpointer data)
+{
+	Job *job = data;
+
+	job_finish(job->ra, job, TRUE);
+	return G_SOURCE_REMOVE;
+}
+
+static gpointer
+job_thread(gpointer data)
+{
+	Job *job = data;
+	GSource *idle;
+
+	job->stats = run_batch(job->ra, job->requests, &job->options, &job->ra->stop);
+	g_clear_pointer(&job->requests, g_array_unref);
+	idle = g_idle_source_new();
+	g_source_set_priority(idle, G_PRIORITY_DEFAULT_IDLE);
+	g_source_set_callback(idle, job_finish_idle, job, NULL);
+	/* Set before it can run; read by job_finish() after the join. */
+	job->idle = idle;
+	g_source_attach(idle, NULL);
+	return NULL;
+}
+
+Readahead *
+readahead_new(PagecacheProbes probes)
+{
+	Readahead *ra = g_new0(Readahead, 1);
+
+	ra->pagecache = pagecache_new(probes);
+	g_mutex_init(&ra->job_lock);
+	g_mutex_init(&ra->hold_lock);
+	return ra;
+}
+
+void
+readahead_free(Readahead *ra)
+{
+	if (!ra)
+		return;
+	g_atomic_int_set(&ra->stop, 1);
+	job_finish(ra, NULL, FALSE);
+	g_mutex_clear(&ra->hold_lock);
+	g_mutex_clear(&ra->job_lock);
+	pagecache_free(ra->pagecache);
+	g_free(ra);
+}
+
+/* Starts the batch in a new thread; FALSE (requests left to the caller) if none starts. */
+static gboolean
+start_job(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
+	  ReadaheadDone done, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	Job *job = g_new0(Job, 1);
+
+	job->ra = ra;
+	job->requests = requests;
+	job->options = *options;
+	job->done = done;
+	job->user_data = user_data;
+	g_mutex_lock(&ra->job_lock);
+	ra->job = job;
+	/* Under the lock, so job_finish() never sees a job without its thread. */
+	job->thread = g_thread_try_new("readahead", job_thread, job, &error);
+	if (!job->thread)
+		ra->job = NULL;
+	g_mutex_unlock(&ra->job_lock);
+	if (job->thread)
+		return TRUE;
+	if (limit_allows(options->warning_limit))
+		g_warning("cannot start the readahead thread: %s, reading in the main thread",
+			  error->message);
+	job->requests = NULL;
+	job_free(job);
+	return FALSE;
+}
+
+gboolean
+readahead_start(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
+		ReadaheadDone done, gpointer user_data)
+{
+	ReadaheadStats stats;
+
+	g_return_val_if_fail(ra != NULL, FALSE);
+	g_return_val_if_fail(requests != NULL, FALSE);
+	g_return_val_if_fail(options != NULL, FALSE);
+	if (!g_atomic_int_compare_and_exchange(&ra->busy, 0, 1)) {
+		g_array_unref(requests);
+		return FALSE;
+	}
+
+	g_atomic_int_set(&ra->stop, 0);
+	if (options->maxprocs > 0 && start_job(ra, requests, options, done, user_data))
+		return TRUE;
+
+	stats = readahead_run(ra, requests, options);
+	g_array_unref(requests);
+	g_atomic_int_set(&ra->busy, 0);
+	if (done)
+		done(&stats, user_data);
+	return TRUE;
+}
+
+gboolean
+readahead_busy(Readahead *ra)
+{
+	g_return_val_if_fail(ra != NULL, FALSE);
+
+	return g_atomic_int_get(&ra->busy) != 0;
+}
+
+void
+readahead_supersede(Readahead *ra)
+{
+	g_return_if_fail(ra != NULL);
+
+	if (g_atomic_int_get(&ra->busy))
+		g_atomic_int_set(&ra->stop, 1);
+}
+
+void
+readahead_wait(Readahead *ra)
+{
+	g_return_if_fail(ra != NULL);
+
+	job_finish(ra, NULL, TRUE);
+}
+
+/* ---- I/O priority ---- */
 
 gboolean
 readahead_set_idle_class(GError **error)
@@ -1172,561 +1204,4 @@ readahead_set_idle_class(GError **error)
 		    "cannot set the idle I/O class: not supported on this system");
 #endif
 	return FALSE;
-}
-
-/*
- * open_regular() for the count requests of path, saying why it failed: a
- * file that vanished (normal after upgrades) only at debug level, an odd
- * file or a swap as an info, any other error as a warning, all capped per
- * batch. The requests of a file that cannot be opened are counted in
- * local as skipped (or failed, for an error).
- */
-static gboolean
-open_checked(Batch *batch, const char *path, guint count, int *ret_fd, struct stat *ret_st,
-	     ReadaheadStats *local)
-{
-	int err;
-
-	switch (open_regular(path, ret_fd, ret_st, &err)) {
-	case OPEN_OK:
-		return TRUE;
-	case OPEN_MISSING:
-		g_debug("readahead: %s: %s, skipping", path, g_strerror(err));
-		local->skipped += count;
-		break;
-	case OPEN_NOT_REGULAR:
-		batch_message(batch, G_LOG_LEVEL_INFO, "readahead: %s is %s, not a regular file, skipping",
-			      path, mode_name(ret_st->st_mode));
-		local->skipped += count;
-		break;
-	case OPEN_CHANGED:
-		batch_message(batch, G_LOG_LEVEL_INFO,
-			      "readahead: %s was replaced while being opened, skipping", path);
-		local->skipped += count;
-		break;
-	case OPEN_ERROR:
-	default:
-		batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: cannot open %s: %s, ignoring",
-			      path, g_strerror(err));
-		local->failed += count;
-		break;
-	}
-	return FALSE;
-}
-
-/* Adds one file's figures to the batch's. */
-static void
-batch_add_stats(Batch *batch, const ReadaheadStats *local)
-{
-	g_mutex_lock(&batch->lock);
-	batch->stats.failed += local->failed;
-	batch->stats.skipped += local->skipped;
-	batch->stats.bytes += local->bytes;
-	batch->stats.syscalls += local->syscalls;
-	batch->stats.resident_bytes += local->resident_bytes;
-	batch->stats.resident_ranges += local->resident_ranges;
-	batch->stats.probes += local->probes;
-	batch->stats.threads += local->threads;
-	batch->stats.threads_not_idle += local->threads_not_idle;
-	batch->stats.dropped += local->dropped;
-	g_mutex_unlock(&batch->lock);
-}
-
-/* The batch a thread last read for: its I/O class is checked once per batch. */
-static __thread guint thread_batch_id;
-static gint batch_ids;
-
-static void
-read_group(Batch *batch, const Group *group)
-{
-	const ReadaheadRequest *reqs = batch->reqs + group->first;
-	const char *path = reqs[0].path;
-	ReadaheadStats local = { 0 };
-	g_autoptr(GArray) runs = NULL;
-	gboolean use_fadvise = FALSE, opened = FALSE;
-	struct stat st;
-	guint64 chunk = CHUNK_UNKNOWN;
-	int fd, err;
-	guint i;
-
-	if (batch_stopped(batch)) {
-		g_mutex_lock(&batch->lock);
-		batch->stats.dropped += group->count;
-		g_mutex_unlock(&batch->lock);
-		return;
-	}
-	if (thread_batch_id != batch->id) {
-		thread_batch_id = batch->id;
-		local.threads = 1;
-		local.threads_not_idle = thread_is_idle_class() ? 0 : 1;
-	}
-
-	opened = open_checked(batch, path, group->count, &fd, &st, &local);
-	if (opened) {
-		chunk = batch_chunk(batch, st.st_dev);
-		/* For wait_read(): no kernel readahead window on its one-byte reads. */
-		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	}
-
-	for (i = 0; opened && i < group->count; i++) {
-		const ReadaheadRequest *req = &reqs[i];
-		guint64 size = (guint64)st.st_size, length;
-
-		/* The file may have shrunk since the model saw it mapped. */
-		if (req->offset >= size) {
-			g_debug("readahead: %s: offset %" G_GUINT64_FORMAT " is past its end, skipping",
-				path, req->offset);
-			local.skipped++;
-			continue;
-		}
-		/* stats.bytes counts what the kernel was asked for, after this clamp. */
-		length = MIN(req->length, size - req->offset);
-		err = 0;
-		if (!batch->check_residency || length == 0) {
-			err = read_range(batch, fd, req->offset, length, chunk, &use_fadvise, &local);
-		} else {
-			if (!runs)
-				runs = g_array_new(FALSE, FALSE, sizeof(Run));
-			switch (find_missing(batch, fd, path, &st, req->offset, length, runs, &local)) {
-			case RESIDENT_ALL:
-				local.resident_bytes += length;
-				local.resident_ranges++;
-				break;
-			case RESIDENT_PART:
-				/* What the runs leave out is cached, whether or not a read fails. */
-				local.resident_bytes += length;
-				for (guint r = 0; r < runs->len; r++)
-					local.resident_bytes -= g_array_index(runs, Run, r).length;
-				for (guint r = 0; r < runs->len && err == 0; r++) {
-					const Run *run = &g_array_index(runs, Run, r);
-
-					err = read_range(batch, fd, run->offset, run->length, chunk,
-							 &use_fadvise, &local);
-				}
-				break;
-			case RESIDENT_NONE:
-			case RESIDENT_UNKNOWN:
-			default:
-				err = read_range(batch, fd, req->offset, length, chunk,
-						 &use_fadvise, &local);
-				break;
-			}
-		}
-		if (err == ECANCELED) {
-			local.dropped += group->count - i;
-			break;
-		}
-		if (err != 0) {
-			batch_message(batch, G_LOG_LEVEL_WARNING, "readahead: %s: %s, ignoring",
-				      path, g_strerror(err));
-			local.failed++;
-		}
-	}
-	if (opened) {
-		(void)close(fd);
-		g_mutex_lock(&batch->lock);
-		g_hash_table_add(batch->opened, (gpointer)path);
-		g_mutex_unlock(&batch->lock);
-	}
-	batch_add_stats(batch, &local);
-}
-
-static void
-pool_worker(gpointer data, gpointer user_data)
-{
-	read_group(user_data, data);
-}
-
-/*
- * Examines the file of the n requests items (one file) once, before
- * anything is sorted or read, and settles what needs no reading: a file
- * that cannot be opened (reported as read_group() would), and with
- * check_residency a file whose ranges are all cached already (one
- * cachestat() per range). Returns FALSE for a file still to read; its
- * requests then get their sort keys from the same descriptor. In steady
- * state nearly every file is settled here, by one open, so nothing is
- * located on the disk and no worker thread starts.
- */
-static gboolean
-probe_file(Batch *batch, SortItem *items, guint n, int strategy)
-{
-	const char *path = items[0].req.path;
-	ReadaheadStats local = { 0 };
-	struct stat st;
-	int fd;
-
-	if (!open_checked(batch, path, n, &fd, &st, &local)) {
-		batch_add_stats(batch, &local);
-		return TRUE;
-	}
-	for (guint i = 0; i < n; i++) {
-		const ReadaheadRequest *req = &items[i].req;
-		guint64 size = (guint64)st.st_size, length;
-
-		if (req->offset >= size) {
-			local.skipped++;
-			continue;
-		}
-		length = MIN(req->length, size - req->offset);
-		if (length > 0 && (!batch->check_residency ||
-				   cachestat_probe(fd, &st, req->offset, length, &local) != RESIDENT_ALL)) {
-			/* read_group() counts it all again, from its own checks. */
-			locate_requests(items, n, &st, strategy == SORT_BLOCK ? fd : -1);
-			(void)close(fd);
-			return FALSE;
-		}
-		/* Without the check an empty range is only nothing to read. */
-		if (batch->check_residency) {
-			local.resident_bytes += length;
-			local.resident_ranges++;
-		}
-	}
-	(void)close(fd);
-	g_mutex_lock(&batch->lock);
-	g_hash_table_add(batch->opened, (gpointer)path);
-	g_mutex_unlock(&batch->lock);
-	batch_add_stats(batch, &local);
-	return TRUE;
-}
-
-/* The runs of consecutive requests of one file in reqs[0 .. n). */
-static GArray *
-group_requests(const ReadaheadRequest *reqs, guint n)
-{
-	GArray *groups = g_array_new(FALSE, FALSE, sizeof(Group));
-	guint i, start;
-
-	for (start = 0; start < n; start = i) {
-		Group group = { start, 0 };
-
-		for (i = start + 1; i < n; i++)
-			if (strcmp(reqs[i].path, reqs[start].path) != 0)
-				break;
-		group.count = i - start;
-		g_array_append_val(groups, group);
-	}
-	return groups;
-}
-
-/*
- * Reads one slice of the batch. It is put in path order and merged, so
- * that each file is examined once (probe_file()): what needs no reading,
- * the steady state, costs one open and no thread. What is left is sorted
- * by the strategy and read. Sorting only that keeps the FIEMAP calls of
- * SORT_BLOCK off the cached files. Merging in path order also fuses the
- * overlapping ranges of a file that a physical order would keep apart.
- */
-static void
-run_slice(Batch *batch, GArray *slice, const ReadaheadOptions *options)
-{
-	g_autoptr(GArray) probed = NULL;
-	g_autoptr(GArray) groups = NULL;
-	g_autofree SortItem *items = NULL;
-	g_autofree ReadaheadRequest *order = NULL;
-	GThreadPool *pool = NULL;
-	int strategy = known_strategy(options->strategy);
-	gboolean probe;
-	guint i, n = 0;
-
-	if (strategy != SORT_NONE)
-		g_array_sort(slice, cmp_request_path_cb);
-	readahead_merge_near(slice, MERGE_GAP_BYTES);
-	batch->stats.requests += slice->len;
-	batch->stats.slices++;
-
-	/* The requests still to read, with their sort keys (paths borrowed from slice). */
-	probe = options->check_residency || strategy == SORT_INODE || strategy == SORT_BLOCK;
-	items = g_new0(SortItem, MAX(slice->len, 1));
-	probed = group_requests((const ReadaheadRequest *)(const void *)slice->data, slice->len);
-	for (i = 0; i < probed->len; i++) {
-		const Group *group = &g_array_index(probed, Group, i);
-
-		/* Opening a file may read its inode from the disk: held too. */
-		hold_wait(batch);
-		if (batch_stopped(batch)) {
-			g_mutex_lock(&batch->lock);
-			batch->stats.dropped += group->count;
-			g_mutex_unlock(&batch->lock);
-			continue;
-		}
-		for (guint j = 0; j < group->count; j++) {
-			items[n + j].req = g_array_index(slice, ReadaheadRequest, group->first + j);
-			items[n + j].rank = RANK_UNKNOWN;
-		}
-		if (!probe || !probe_file(batch, &items[n], group->count, strategy))
-			n += group->count;
-	}
-	if (strategy == SORT_INODE || strategy == SORT_BLOCK)
-		qsort(items, n, sizeof(*items), cmp_sort_item);
-	order = g_new(ReadaheadRequest, MAX(n, 1));
-	for (i = 0; i < n; i++)
-		order[i] = items[i].req;
-	batch->reqs = order;
-	groups = group_requests(order, n);
-
-	if (options->maxprocs > 1 && groups->len > 1) {
-		g_autoptr(GError) error = NULL;
-		int threads = (int)MIN((guint)options->maxprocs, groups->len);
-
-		pool = g_thread_pool_new(pool_worker, batch, threads, TRUE, &error);
-		if (!pool && limit_allows(batch->warning_limit))
-			g_warning("cannot start %d readahead threads: %s, reading in one",
-				  threads, error->message);
-	}
-	for (i = 0; i < groups->len; i++) {
-		Group *group = &g_array_index(groups, Group, i);
-
-		/* The pool's queue is FIFO, so the disk still sees the sorted order. */
-		if (pool)
-			g_thread_pool_push(pool, group, NULL);
-		else
-			read_group(batch, group);
-	}
-	if (pool)
-		g_thread_pool_free(pool, FALSE, TRUE);
-}
-
-guint
-readahead_slice_end(const GArray *requests, guint start, guint64 slice_bytes)
-{
-	const ReadaheadRequest *reqs = (const ReadaheadRequest *)(const void *)requests->data;
-	guint64 bytes;
-	guint i;
-
-	if (start >= requests->len)
-		return requests->len;
-	if (slice_bytes == 0)
-		return requests->len;
-	bytes = reqs[start].length;
-	for (i = start + 1; i < requests->len; i++) {
-		if (bytes >= slice_bytes || reqs[i].length > slice_bytes - bytes)
-			break;
-		bytes += reqs[i].length;
-	}
-	return i;
-}
-
-static ReadaheadStats
-run_batch(GArray *requests, const ReadaheadOptions *options, const gint *stop)
-{
-	g_autoptr(GPtrArray) slices = NULL;
-	ReadaheadStats stats = { 0 };
-	Batch batch = { 0 };
-	guint i = 0;
-
-	g_mutex_init(&batch.lock);
-	g_cond_init(&batch.inflight_cond);
-	batch.stop = stop;
-	batch.check_residency = options->check_residency;
-	batch.warning_limit = options->warning_limit;
-	batch.notice_limit = options->notice_limit;
-	batch.cap_fowner = options->check_residency && have_cap_fowner();
-	/* Never 0, the value of a thread that has not read yet. */
-	do
-		batch.id = (guint)g_atomic_int_add(&batch_ids, 1) + 1;
-	while (batch.id == 0);
-	batch.opened = g_hash_table_new(g_str_hash, g_str_equal);
-	batch.chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-	/* Kept to the end: batch.opened borrows their paths. */
-	slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-
-	while (i < requests->len) {
-		ReadaheadRequest *reqs = (ReadaheadRequest *)(void *)requests->data;
-		GArray *slice;
-		guint end;
-
-		if (batch_stopped(&batch)) {
-			batch.stats.dropped += requests->len - i;
-			break;
-		}
-		end = readahead_slice_end(requests, i, options->slice_bytes);
-		slice = readahead_requests_new();
-		for (; i < end; i++) {
-			/* The path moves to the slice. */
-			g_array_append_val(slice, reqs[i]);
-			reqs[i].path = NULL;
-		}
-		g_ptr_array_add(slices, slice);
-		run_slice(&batch, slice, options);
-	}
-
-	/*
-	 * The workers are done; taking the lock once more makes that
-	 * ordering visible to thread checkers, which cannot see inside the
-	 * pool's own synchronisation.
-	 */
-	g_mutex_lock(&batch.lock);
-	if (batch.warnings_dropped > 0 && limit_allows(batch.warning_limit))
-		g_warning("readahead: %u more read errors not shown", batch.warnings_dropped);
-	if (batch.notices_dropped > 0 && limit_allows(batch.notice_limit))
-		g_info("readahead: %u more odd files skipped, not shown", batch.notices_dropped);
-
-	stats = batch.stats;
-	stats.files = g_hash_table_size(batch.opened);
-	stats.superseded = batch_stopped(&batch);
-	g_mutex_unlock(&batch.lock);
-	g_hash_table_destroy(batch.chunks);
-	g_hash_table_destroy(batch.opened);
-	g_cond_clear(&batch.inflight_cond);
-	g_mutex_clear(&batch.lock);
-	return stats;
-}
-
-ReadaheadStats
-readahead_run(GArray *requests, const ReadaheadOptions *options)
-{
-	ReadaheadStats stats = { 0 };
-
-	g_return_val_if_fail(requests != NULL, stats);
-	g_return_val_if_fail(options != NULL, stats);
-	return run_batch(requests, options, NULL);
-}
-
-/* ---- background batches ---- */
-
-typedef struct {
-	GArray *requests;
-	ReadaheadOptions options;
-	ReadaheadDone done;
-	gpointer user_data;
-	ReadaheadStats stats;
-	GThread *thread;
-	guint generation;
-} Job;
-
-/*
- * At most one batch is in flight. `busy` is set from readahead_start()
- * until done has been called, so the daemon never stacks batches; the
- * job is handed back either by the idle callback the batch thread queues
- * or by readahead_wait(), whichever comes first. The generation stops an
- * idle callback of an old batch (already finished by readahead_wait())
- * from finishing a newer one.
- */
-static gint busy;
-/* Set by readahead_supersede(), cleared when the next batch starts. */
-static gint stop_requested;
-static GMutex job_lock;
-static Job *current_job;     /* guarded by job_lock */
-static guint job_generation; /* guarded by job_lock */
-
-static void
-job_free(Job *job)
-{
-	if (job->requests)
-		g_array_unref(job->requests);
-	g_free(job);
-}
-
-/* Joins the current batch if it is `generation` (or any, with 0) and calls done. */
-static void
-job_finish(guint generation)
-{
-	Job *job;
-
-	g_mutex_lock(&job_lock);
-	job = current_job;
-	if (job && (generation == 0 || job->generation == generation))
-		current_job = NULL;
-	else
-		job = NULL;
-	g_mutex_unlock(&job_lock);
-	if (!job)
-		return;
-
-	g_thread_join(job->thread);
-	/* Cleared first, so done may start the next batch. */
-	g_atomic_int_set(&busy, 0);
-	if (job->done)
-		job->done(&job->stats, job->user_data);
-	job_free(job);
-}
-
-static gboolean
-job_finish_idle(gpointer data)
-{
-	job_finish(GPOINTER_TO_UINT(data));
-	return G_SOURCE_REMOVE;
-}
-
-static gpointer
-job_thread(gpointer data)
-{
-	Job *job = data;
-
-	job->stats = run_batch(job->requests, &job->options, &stop_requested);
-	g_clear_pointer(&job->requests, g_array_unref);
-	g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, job_finish_idle,
-			GUINT_TO_POINTER(job->generation), NULL);
-	return NULL;
-}
-
-gboolean
-readahead_start(GArray *requests, const ReadaheadOptions *options,
-		ReadaheadDone done, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	Job *job;
-
-	g_return_val_if_fail(requests != NULL, FALSE);
-	g_return_val_if_fail(options != NULL, FALSE);
-	if (!g_atomic_int_compare_and_exchange(&busy, 0, 1)) {
-		g_array_unref(requests);
-		return FALSE;
-	}
-
-	g_atomic_int_set(&stop_requested, 0);
-	if (options->maxprocs > 0) {
-		job = g_new0(Job, 1);
-		job->requests = requests;
-		job->options = *options;
-		job->done = done;
-		job->user_data = user_data;
-		g_mutex_lock(&job_lock);
-		/* Never 0: 0 means "any batch" to job_finish(). */
-		if (++job_generation == 0)
-			job_generation = 1;
-		job->generation = job_generation;
-		current_job = job;
-		/* Under the lock, so job_finish() never sees a job without its thread. */
-		job->thread = g_thread_try_new("readahead", job_thread, job, &error);
-		if (!job->thread)
-			current_job = NULL;
-		g_mutex_unlock(&job_lock);
-		if (job->thread)
-			return TRUE;
-		if (limit_allows(options->warning_limit))
-			g_warning("cannot start the readahead thread: %s, reading in the main thread",
-				  error->message);
-		job->requests = NULL;
-		job_free(job);
-	}
-
-	{
-		ReadaheadStats stats = readahead_run(requests, options);
-
-		g_array_unref(requests);
-		g_atomic_int_set(&busy, 0);
-		if (done)
-			done(&stats, user_data);
-	}
-	return TRUE;
-}
-
-gboolean
-readahead_busy(void)
-{
-	return g_atomic_int_get(&busy) != 0;
-}
-
-void
-readahead_supersede(void)
-{
-	if (g_atomic_int_get(&busy))
-		g_atomic_int_set(&stop_requested, 1);
-}
-
-void
-readahead_wait(void)
-{
-	job_finish(0);
 }
