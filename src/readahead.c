@@ -924,29 +924,60 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 	batch->reqs = NULL;
 }
 
+static void
+batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const gint *stop)
+{
+	memset(batch, 0, sizeof(*batch));
+	g_mutex_init(&batch->lock);
+	g_cond_init(&batch->inflight_cond);
+	batch->ra = ra;
+	batch->stop = stop;
+	batch->check_residency = options->check_residency;
+	batch->warning_limit = options->warning_limit;
+	batch->notice_limit = options->notice_limit;
+	batch->opened = g_hash_table_new(g_str_hash, g_str_equal);
+	batch->chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+}
+
+/* Logs what the message cap held back, and returns the figures of the batch, cleared. */
+static ReadaheadStats
+batch_finish(Batch *batch)
+{
+	ReadaheadStats stats;
+
+	/*
+	 * The workers are done; taking the lock once more makes that
+	 * ordering visible to thread checkers.
+	 */
+	g_mutex_lock(&batch->lock);
+	if (batch->warnings_dropped > 0 && limit_allows(batch->warning_limit))
+		g_warning("readahead: %u more read errors not shown", batch->warnings_dropped);
+	if (batch->notices_dropped > 0 && limit_allows(batch->notice_limit))
+		g_info("readahead: %u more odd files skipped, not shown", batch->notices_dropped);
+
+	stats = batch->stats;
+	stats.files = g_hash_table_size(batch->opened);
+	stats.superseded = batch_stopped(batch);
+	g_mutex_unlock(&batch->lock);
+	g_hash_table_destroy(batch->chunks);
+	g_hash_table_destroy(batch->opened);
+	g_cond_clear(&batch->inflight_cond);
+	g_mutex_clear(&batch->lock);
+	return stats;
+}
+
 static ReadaheadStats
 run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, const gint *stop)
 {
-	g_autoptr(GPtrArray) slices = NULL;
-	ReadaheadStats stats = { 0 };
-	Batch batch = { 0 };
+	/* Kept to the end: batch.opened borrows their paths. */
+	g_autoptr(GPtrArray) slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+	OrderRequest *reqs = (OrderRequest *)(void *)requests->data;
+	Batch batch;
 	Worker self = { &batch, NULL, FALSE };
 	guint i = 0;
 
-	g_mutex_init(&batch.lock);
-	g_cond_init(&batch.inflight_cond);
-	batch.ra = ra;
-	batch.stop = stop;
-	batch.check_residency = options->check_residency;
-	batch.warning_limit = options->warning_limit;
-	batch.notice_limit = options->notice_limit;
-	batch.opened = g_hash_table_new(g_str_hash, g_str_equal);
-	batch.chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-	/* Kept to the end: batch.opened borrows their paths. */
-	slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-
+	batch_init(&batch, ra, options, stop);
 	while (i < requests->len) {
-		OrderRequest *reqs = (OrderRequest *)(void *)requests->data;
 		GArray *slice;
 		guint end;
 
@@ -964,26 +995,7 @@ run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, cons
 		g_ptr_array_add(slices, slice);
 		run_slice(&batch, &self, slice, options);
 	}
-
-	/*
-	 * The workers are done; taking the lock once more makes that
-	 * ordering visible to thread checkers.
-	 */
-	g_mutex_lock(&batch.lock);
-	if (batch.warnings_dropped > 0 && limit_allows(batch.warning_limit))
-		g_warning("readahead: %u more read errors not shown", batch.warnings_dropped);
-	if (batch.notices_dropped > 0 && limit_allows(batch.notice_limit))
-		g_info("readahead: %u more odd files skipped, not shown", batch.notices_dropped);
-
-	stats = batch.stats;
-	stats.files = g_hash_table_size(batch.opened);
-	stats.superseded = batch_stopped(&batch);
-	g_mutex_unlock(&batch.lock);
-	g_hash_table_destroy(batch.chunks);
-	g_hash_table_destroy(batch.opened);
-	g_cond_clear(&batch.inflight_cond);
-	g_mutex_clear(&batch.lock);
-	return stats;
+	return batch_finish(&batch);
 }
 
 ReadaheadStats
