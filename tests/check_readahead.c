@@ -16,7 +16,7 @@
  * has no FIEMAP, which would make the page cache and block tests prove
  * nothing. A case that cannot run here (no disk-backed directory, no
  * FIEMAP, pages not of 4 KiB, not root, not x86-64) is not added to the
- * suite: the suite builder prints "SKIP: <case>: <reason>" instead. Check
+ * suite: TU_ADD_TEST_UNLESS() prints "SKIP: case: reason" instead. Check
  * has no skipped state, and a case that returns early would count as
  * passed without having asserted anything.
  */
@@ -1574,17 +1574,6 @@ START_TEST(test_supersede_held_batch)
 }
 END_TEST
 
-/* Adds test to tc, or prints why it cannot run here and leaves it out. */
-static void
-add_or_skip(TCase *tc, const TTest *test, const char *skip_reason)
-{
-	if (skip_reason) {
-		printf("SKIP: %s: %s\n", test->name, skip_reason);
-		return;
-	}
-	tcase_add_test(tc, test);
-}
-
 /* Whether FIEMAP locates a freshly written and synced file in dir. */
 static gboolean
 fiemap_works(const char *in)
@@ -1622,14 +1611,14 @@ readahead_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_sort_inode);
-	add_or_skip(tc, test_sort_block, no_fiemap);
+	TU_ADD_TEST_UNLESS(tc, test_sort_block, no_fiemap);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("read");
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	add_or_skip(tc, test_run_fills_cache_in_chunks, no_disk);
-	add_or_skip(tc, test_run_reads_only_the_range, no_disk);
+	TU_ADD_TEST_UNLESS(tc, test_run_fills_cache_in_chunks, no_disk);
+	TU_ADD_TEST_UNLESS(tc, test_run_reads_only_the_range, no_disk);
 	tcase_add_test(tc, test_run_truncated_file_is_clamped);
 	tcase_add_test(tc, test_run_empty_batch);
 	tcase_add_test(tc, test_run_slices);
@@ -1641,7 +1630,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_run_missing_is_skipped);
 	tcase_add_test(tc, test_run_failures_are_counted_and_capped);
 	tcase_add_test(tc, test_run_parallel_mixed);
-	add_or_skip(tc, test_run_tmpfs_falls_back, no_shm);
+	TU_ADD_TEST_UNLESS(tc, test_run_tmpfs_falls_back, no_shm);
 	suite_add_tcase(s, tc);
 
 	/*
@@ -1656,28 +1645,26 @@ readahead_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_residency_cached_range_is_skipped);
-	if (have_cachestat()) {
-		tcase_add_loop_test(tc, test_residency_cached_batch_starts_no_thread, 0, 2);
-	} else {
-		printf("SKIP: test_residency_cached_batch_starts_no_thread (cachestat): "
-		       "no cachestat(2) in this kernel\n");
-		tcase_add_loop_test(tc, test_residency_cached_batch_starts_no_thread, 1, 2);
-	}
+	/* Loop 0 reads with cachestat, 1 with mincore alone. */
+	if (tu_can_run("test_residency_cached_batch_starts_no_thread:0",
+		       have_cachestat() ? NULL : "no cachestat(2) in this kernel"))
+		tcase_add_loop_test(tc, test_residency_cached_batch_starts_no_thread, 0, 1);
+	tcase_add_loop_test(tc, test_residency_cached_batch_starts_no_thread, 1, 2);
 	tcase_add_test(tc, test_residency_file_opened_once);
-	add_or_skip(tc, test_residency_file_to_read_opened_twice, no_disk);
-	add_or_skip(tc, test_residency_evicted_is_read_whole, no_disk);
-	add_or_skip(tc, test_residency_near_ranges_read_as_one, no_disk);
+	TU_ADD_TEST_UNLESS(tc, test_residency_file_to_read_opened_twice, no_disk);
+	TU_ADD_TEST_UNLESS(tc, test_residency_evicted_is_read_whole, no_disk);
+	TU_ADD_TEST_UNLESS(tc, test_residency_near_ranges_read_as_one, no_disk);
 	tcase_add_test(tc, test_residency_off_requests_everything);
-	add_or_skip(tc, test_residency_half_read, no_disk_4k);
-	add_or_skip(tc, test_residency_runs_and_gaps, no_disk_4k);
-	add_or_skip(tc, test_residency_unaligned_range, no_disk_4k);
-	add_or_skip(tc, test_residency_windows, no_disk_4k);
-	add_or_skip(tc, test_residency_untrusted_mincore,
+	TU_ADD_TEST_UNLESS(tc, test_residency_half_read, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_residency_runs_and_gaps, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_residency_unaligned_range, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_residency_windows, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_residency_untrusted_mincore,
 		    no_disk_4k ? no_disk_4k : tu_is_root() ? NULL : "needs root (chown, capabilities)");
 #if defined(__x86_64__)
-	add_or_skip(tc, test_residency_filtered_calls, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_residency_filtered_calls, no_disk_4k);
 #else
-	printf("SKIP: test_residency_filtered_calls: the seccomp filter is written for x86-64\n");
+	(void)tu_can_run("test_residency_filtered_calls", "the seccomp filter is written for x86-64");
 #endif
 	tcase_add_test(tc, test_residency_with_hostile_files);
 	suite_add_tcase(s, tc);
