@@ -51,6 +51,7 @@
 #include "proc.h"
 #include "prophet.h"
 #include "readahead.h"
+#include "report.h"
 #include "state.h"
 #include "trace.h"
 #include "watch.h"
@@ -63,11 +64,6 @@ enum {
 	EXIT_RUNNING = EX_TEMPFAIL,/* 75: another instance holds the state */
 	EXIT_BADCONFIG = EX_CONFIG,/* 78: configuration file or state directory unusable */
 };
-
-/* How many predicted executables the SIGUSR1 dump lists. */
-#define DUMP_TOP_EXES 10
-/* How many executables the SIGUSR1 dump lists with their hit figures. */
-#define DUMP_TOP_HITS 10
 
 /* The stages of a cycle whose CPU time the dump reports. */
 typedef enum {
@@ -745,163 +741,33 @@ reload(Daemon *d)
 
 /* ---- the SIGUSR1 dump ---- */
 
-static gint
-compare_exe_lnprob(gconstpointer a, gconstpointer b)
-{
-	const Exe *x = *(Exe *const *)a, *y = *(Exe *const *)b;
-
-	if (x->lnprob != y->lnprob)
-		return x->lnprob < y->lnprob ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
-static gint
-compare_exe_starts(gconstpointer a, gconstpointer b)
-{
-	const Exe *x = *(Exe *const *)a, *y = *(Exe *const *)b;
-
-	if (x->hits.starts != y->hits.starts)
-		return x->hits.starts > y->hits.starts ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
-/* The hit figures: totals, then the executables started most often. */
 static void
-dump_hits(Daemon *d)
+report_sources(Daemon *d, ReportSources *src)
 {
-	g_autoptr(GPtrArray) started = g_ptr_array_new();
-	ExeHits total = { 0 };
-	GHashTableIter iter;
-	gpointer value;
-
-	g_hash_table_iter_init(&iter, d->model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		Exe *exe = value;
-
-		if (exe->hits.starts == 0)
-			continue;
-		g_ptr_array_add(started, exe);
-		total.starts += exe->hits.starts;
-		total.checks += exe->hits.checks;
-		total.bytes += exe->hits.bytes;
-		total.prefetched += exe->hits.prefetched;
-		total.probed += exe->hits.probed;
-		total.resident += exe->hits.resident;
-	}
-	if (d->watch) {
-		const WatchStats *ws = watch_get_stats(d->watch);
-
-		g_message("watch: %s; %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
-			  " starts, %" G_GUINT64_FORMAT " start-up windows, %" G_GUINT64_FORMAT
-			  " opens recorded, %" G_GUINT64_FORMAT " read sets learned, %"
-			  G_GUINT64_FORMAT " queue overflows",
-			  watch_describe(d->watch), ws->events, ws->starts, ws->windows,
-			  ws->recorded, ws->learned, ws->overflows);
-	} else {
-		g_message("watch: off (%s); starts are counted by the scan",
-			  d->watch_off ? d->watch_off : "not started");
-	}
-	g_message("hits: %" G_GUINT64_FORMAT " starts of known executables, %" G_GUINT64_FORMAT
-		  " measured: %.1f%% of %" G_GUINT64_FORMAT " KB resident at the start, "
-		  "%.1f%% of %" G_GUINT64_FORMAT " KB in the last prefetch",
-		  total.starts, total.checks, 100 * exe_hits_resident_ratio(&total),
-		  total.probed / 1024, 100 * exe_hits_prefetched_ratio(&total), total.bytes / 1024);
-	g_ptr_array_sort(started, compare_exe_starts);
-	if (started->len > 0)
-		g_message("most started executables (starts, measured, resident%%, prefetched%%):");
-	for (guint i = 0; i < started->len && i < DUMP_TOP_HITS; i++) {
-		const Exe *exe = started->pdata[i];
-
-		g_message("  %6" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %6.1f%% %6.1f%%  %s",
-			  exe->hits.starts, exe->hits.checks,
-			  100 * exe_hits_resident_ratio(&exe->hits),
-			  100 * exe_hits_prefetched_ratio(&exe->hits), exe->path);
-	}
-}
-
-/*
- * Cumulative, so that two dumps give the cost of the cycles between them;
- * "other" is the rest of the process: readahead workers, events, signals,
- * saves. What was read tells a readahead stage that re-read pages the
- * kernel evicted from one that only checked what was cached.
- */
-static void
-dump_cpu(const Daemon *d)
-{
-	g_autoptr(GString) line = g_string_new(NULL);
-	gint64 total = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us, staged = 0;
-
-	for (int i = 0; i < N_STAGES; i++) {
-		g_string_append_printf(line, "%s %.1f, ", stage_names[i], d->stage_us[i] / 1000.0);
-		staged += d->stage_us[i];
-	}
-	g_message("cpu: %.1f ms in %u cycles since start (%sother %.1f ms); "
-		  "%" G_GUINT64_FORMAT " readahead batches, %" G_GUINT64_FORMAT " KB requested in %"
-		  G_GUINT64_FORMAT " calls", total / 1000.0, d->cycles, line->str,
-		  MAX(total - staged, 0) / 1000.0, d->batches, d->read_bytes / 1024, d->read_calls);
+	*src = (ReportSources){
+		.model = d->model, .conf = d->conf, .cycles = d->cycles, .mem = &d->mem,
+		.pressure = d->have_pressure ? &d->pressure : NULL, .pause = d->pause,
+		.on_battery = d->power_source == POWER_BATTERY,
+		.idle_class = d->idle_class, .budget_kb = d->budget_kb,
+		.selected_maps = d->selected_maps, .selected_kb = d->selected_kb,
+		.readahead = &d->last_readahead,
+		.watch = d->watch ? watch_get_stats(d->watch) : NULL,
+		.watch_text = d->watch ? watch_describe(d->watch) : d->watch_off,
+		.n_stages = N_STAGES, .stage_names = stage_names, .stage_us = d->stage_us,
+		.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us,
+		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
+	};
 }
 
 static void
 dump(Daemon *d)
 {
-	g_autoptr(GPtrArray) predicted = g_ptr_array_new();
-	g_autofree char *conf_text = NULL;
-	GHashTableIter iter;
-	gpointer value;
-	const ReadaheadStats *ra = &d->last_readahead;
+	g_autoptr(ReportSnapshot) snap = NULL;
+	ReportSources src;
 
-	g_message("SIGUSR1: state dump");
-	g_message("model: time %" G_GINT64_FORMAT " s, %u exes (%u running), %u maps, "
-		  "%u chains, %u too small; %u cycles since start",
-		  d->model->time, g_hash_table_size(d->model->exes), d->model->running->len,
-		  g_hash_table_size(d->model->maps), d->model->n_chains,
-		  g_hash_table_size(d->model->bad_exes), d->cycles);
-	g_message("memory: total %" G_GUINT64_FORMAT " KB, free %" G_GUINT64_FORMAT
-		  " KB, cached %" G_GUINT64_FORMAT " KB, available %" G_GUINT64_FORMAT " KB",
-		  d->mem.total, d->mem.free, d->mem.cached, d->mem.available);
-	if (d->have_pressure)
-		g_message("memory pressure: some avg10 %u.%02u%%",
-			  d->pressure.some_avg10 / 100, d->pressure.some_avg10 % 100);
-	else
-		g_message("memory pressure: %s", d->conf->maxpressure > 0 ? "not available" : "not read");
-	if (d->pause != PROPHET_PREFETCH) {
-		g_autofree char *why = prophet_pause_describe(d->pause, d->conf);
-
-		g_message("prefetching: paused, %s", why);
-	} else {
-		g_message("prefetching: active, %s I/O class%s", d->idle_class ? "idle" : "NOT the idle",
-			  d->power_source == POWER_BATTERY ? ", on battery: budget scaled by batterybudget"
-							   : "");
-	}
-	g_message("last prediction: budget %" G_GUINT64_FORMAT " KB, selected %u maps, %"
-		  G_GUINT64_FORMAT " KB", d->budget_kb, d->selected_maps, d->selected_kb);
-	g_message("last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
-		  " KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
-		  " KB already cached (%u ranges whole), %u failed, %u skipped%s",
-		  ra->requests, ra->files, ra->bytes / 1024, ra->syscalls,
-		  ra->resident_bytes / 1024, ra->resident_ranges, ra->failed, ra->skipped,
-		  ra->superseded ? "; superseded by a newer prediction" : "");
-
-	g_hash_table_iter_init(&iter, d->model->exes);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		Exe *exe = value;
-
-		if (!exe_is_running(d->model, exe) && exe->lnprob < 0)
-			g_ptr_array_add(predicted, exe);
-	}
-	g_ptr_array_sort(predicted, compare_exe_lnprob);
-	g_message("top predicted executables (%u with a non-zero probability):", predicted->len);
-	for (guint i = 0; i < predicted->len && i < DUMP_TOP_EXES; i++) {
-		const Exe *exe = predicted->pdata[i];
-
-		g_message("  %.4f  %s", prophet_exe_probability(exe), exe->path);
-	}
-
-	dump_cpu(d);
-	dump_hits(d);
-
-	conf_text = conf_dump(d->conf);
-	g_message("configuration:\n%s", conf_text);
+	report_sources(d, &src);
+	snap = report_snapshot_new(&src, 0);
+	report_log_dump(snap);
 }
 
 /* ---- signals ---- */

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tests for src/report.c: the SIGUSR1 dump, the control verbs' answers
+ * and the explanations, from a small model built by hand. Every expected
+ * line below was written out by hand from the figures of make_model()
+ * and make_sources().
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KB G_GUINT64_CONSTANT(1024)
+
+typedef struct Fixture {
+	Model *model;
+	Conf *conf;
+	ProcMemstat mem;
+	ReadaheadStats ra;
+	ReportHitLog *log;
+	ReportSources src;
+} Fixture;
+
+static const char *const stage_names[] = { "scan", "learn" };
+static const gint64 stage_us[] = { 1500, 2500 };
+
+static Exe *
+add_exe(Model *model, const char *path, double probability)
+{
+	Exe *exe = exe_new(path, FALSE, 0);
+
+	model_add_exe(model, exe, 0, FALSE);
+	exe->lnprob = log1p(-probability);
+	return exe;
+}
+
+static Map *
+add_map(Model *model, Exe *exe, const char *path, guint64 length, double probability)
+{
+	Map *map = map_new(path, 0, length, 0);
+
+	exe_add_map(model, exe, map, 1.0);
+	map = model_lookup_map(model, path, 0, length);
+	map->lnprob = log1p(-probability);
+	map->score_stamp = model->score_stamp;
+	g_ptr_array_add(model->candidates, map);
+	return map;
+}
+
+/*
+ * alpha: probability 0.5, one 8 KB map at 0.5; started 3 times, 2
+ *        measured: 4096 KB of which 1024 prefetched, 2048 probed of which
+ *        1536 resident (75.0%, 25.0%)
+ * beta:  probability 0.25, one 1024 KB map at 0.25; started 5 times
+ * gamma: runs (probability 0.9 left from before it started)
+ * delta: no bid
+ * /usr/bin/tiny: too small (10 KB)
+ */
+static void
+make_model(Fixture *f)
+{
+	Model *model = f->model = model_new();
+	Exe *alpha, *beta, *gamma;
+
+	model->time = 100;
+	model->last_running_timestamp = 90;
+	model->score_stamp = 1;
+	alpha = add_exe(model, "/usr/bin/alpha", 0.5);
+	add_map(model, alpha, "/usr/lib/liba.so", 8192, 0.5);
+	alpha->hits = (ExeHits){ 3, 2, 4096 * KB, 1024 * KB, 2048 * KB, 1536 * KB };
+	beta = add_exe(model, "/usr/bin/beta", 0.25);
+	add_map(model, beta, "/usr/lib/libb.so", 1024 * KB, 0.25);
+	beta->hits.starts = 5;
+	gamma = add_exe(model, "/usr/bin/gamma", 0.9);
+	gamma->running_timestamp = 90;
+	g_ptr_array_add(model->running, gamma);
+	add_exe(model, "/usr/bin/delta", 0.0);
+	model_add_bad_exe(model, "/usr/bin/tiny", 10 * KB, 50);
+}
+
+static void
+make_sources(Fixture *f)
+{
+	f->conf = conf_new();
+	f->conf->maxpressure = 0;
+	f->mem = (ProcMemstat){ .total = 1000000, .free = 200000, .cached = 300000,
+				.available = 500000 };
+	f->ra = (ReadaheadStats){ .requests = 2, .files = 1, .skipped = 1, .bytes = 8192,
+				  .syscalls = 1, .resident_bytes = 4096, .resident_ranges = 1 };
+	f->log = report_hit_log_new();
+	f->src = (ReportSources){
+		.model = f->model, .conf = f->conf, .cycles = 7, .mem = &f->mem,
+		.pause = PROPHET_PREFETCH, .idle_class = TRUE, .budget_kb = 512,
+		.selected_maps = 1, .selected_kb = 8, .readahead = &f->ra,
+		.watch_text = "learnreads and learnexec are off",
+		.n_stages = 2, .stage_names = stage_names, .stage_us = stage_us,
+		.cpu_us = 10000, .batches = 4, .read_bytes = 40960, .read_calls = 9,
+		.hit_log = f->log,
+	};
+}
+
+static Fixture fx;
+
+static void
+setup(void)
+{
+	make_model(&fx);
+	make_sources(&fx);
+}
+
+static void
+teardown(void)
+{
+	model_free(fx.model);
+	conf_free(fx.conf);
+	report_hit_log_free(fx.log);
+	memset(&fx, 0, sizeof(fx));
+}
+
+START_TEST(test_dump_lines)
+{
+	static const char *const expected[] = {
+		"SIGUSR1: state dump",
+		"model: time 100 s, 4 exes (1 running), 2 maps, 0 chains, 1 too small; 7 cycles since start",
+		"memory: total 1000000 KB, free 200000 KB, cached 300000 KB, available 500000 KB",
+		"memory pressure: not read",
+		"prefetching: active, idle I/O class",
+		"last prediction: budget 512 KB, selected 1 maps, 8 KB",
+		"last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB already cached "
+		"(1 ranges whole), 0 failed, 1 skipped",
+		"top predicted executables (2 with a non-zero probability):",
+		"  0.5000  /usr/bin/alpha",
+		"  0.2500  /usr/bin/beta",
+		"cpu: 10.0 ms in 7 cycles since start (scan 1.5, learn 2.5, other 6.0 ms); "
+		"4 readahead batches, 40 KB requested in 9 calls",
+		"watch: off (learnreads and learnexec are off); starts are counted by the scan",
+		"hits: 8 starts of known executables, 2 measured: 75.0% of 2048 KB resident at the start, "
+		"25.0% of 4096 KB in the last prefetch",
+		"most started executables (starts, measured, resident%, prefetched%):",
+		"       5      0    0.0%    0.0%  /usr/bin/beta",
+		"       3      2   75.0%   25.0%  /usr/bin/alpha",
+	};
+	g_autoptr(ReportSnapshot) snap = report_snapshot_new(&fx.src, 0);
+	g_autoptr(GPtrArray) lines = report_dump_lines(snap);
+	g_autofree char *conf_line = NULL, *conf_text = conf_dump(fx.conf);
+
+	ck_assert_uint_eq(lines->len, G_N_ELEMENTS(expected) + 1);
+	for (guint i = 0; i < G_N_ELEMENTS(expected); i++)
+		ck_assert_str_eq(lines->pdata[i], expected[i]);
+	conf_line = g_strconcat("configuration:\n", conf_text, NULL);
+	ck_assert_str_eq(lines->pdata[lines->len - 1], conf_line);
+	ck_assert(g_str_has_prefix(conf_line, "configuration:\n[model]\ncycle = 20\n"));
+}
+END_TEST
+
+/* Paused, pressure read, a watcher, a superseded batch: the other branches of the dump. */
+START_TEST(test_dump_paused)
+{
+	ProcPressure pressure = { 1234 };
+	WatchStats ws = { .events = 10, .starts = 4, .windows = 3, .recorded = 20, .learned = 2,
+			  .overflows = 1 };
+	g_autoptr(ReportSnapshot) snap = NULL;
+	g_autoptr(GPtrArray) lines = NULL;
+
+	fx.conf->maxpressure = 10;
+	fx.src.pressure = &pressure;
+	fx.src.pause = PROPHET_PAUSE_PRESSURE;
+	fx.src.watch = &ws;
+	fx.src.watch_text = "fanotify on 1 file system";
+	fx.ra.superseded = TRUE;
+	snap = report_snapshot_new(&fx.src, 0);
+	lines = report_dump_lines(snap);
+	ck_assert_str_eq(lines->pdata[3], "memory pressure: some avg10 12.34%");
+	ck_assert_str_eq(lines->pdata[4],
+			 "prefetching: paused, memory pressure (PSI some avg10) is above 10%");
+	ck_assert_str_eq(lines->pdata[6],
+			 "last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB "
+			 "already cached (1 ranges whole), 0 failed, 1 skipped; superseded by a newer "
+			 "prediction");
+	ck_assert_str_eq(lines->pdata[11],
+			 "watch: fanotify on 1 file system; 10 events, 4 starts, 3 start-up windows, "
+			 "20 opens recorded, 2 read sets learned, 1 queue overflows");
+}
+END_TEST
+
+/* On battery the active line says the budget is scaled (batterybudget). */
+START_TEST(test_dump_battery)
+{
+	g_autoptr(ReportSnapshot) snap = NULL;
+	g_autoptr(GPtrArray) lines = NULL;
+
+	fx.src.on_battery = TRUE;
+	snap = report_snapshot_new(&fx.src, 0);
+	lines = report_dump_lines(snap);
+	ck_assert_str_eq(lines->pdata[4], "prefetching: active, idle I/O class, on battery: budget "
+			 "scaled by batterybudget");
+}
+END_TEST
+
+/* A literal snapshot, as a test of a renderer alone would build it. */
+START_TEST(test_top_literal)
+{
+	static const ReportExe top[] = {
+		{ "/usr/bin/alpha", 0.5, 8192, 1 },
+		{ "/usr/bin/b\tx\xff", 0.25, 1048576, 3 },
+	};
+	ReportSnapshot snap = { .predicted = 2, .top = top, .n_top = 2 };
+	g_autofree char *text = report_top_text(&snap, 5, FALSE);
+	g_autofree char *json = report_top_text(&snap, 1, TRUE);
+
+	ck_assert_str_eq(text,
+			 "2 programs with a non-zero probability; the 2 most likely:\n"
+			 "probability     maps         KB  program\n"
+			 "     0.5000        1          8  /usr/bin/alpha\n"
+			 "     0.2500        3       1024  /usr/bin/b\\x09x\\xff\n");
+	ck_assert_str_eq(json, "{\"predicted\":2,\"top\":[{\"path\":\"/usr/bin/alpha\","
+			 "\"probability\":0.500000,\"maps\":1,\"bytes\":8192}]}\n");
+}
+END_TEST
+
+START_TEST(test_status_text)
+{
+	ExeHits then = { 2, 1, 1024 * KB, 0, 1024 * KB, 512 * KB }, now;
+	g_autoptr(ReportSnapshot) snap = NULL;
+	g_autofree char *text = NULL;
+
+	report_total_hits(fx.model, &now);
+	ck_assert_uint_eq(now.starts, 8);
+	report_hit_log_add(fx.log, 0, &then);
+	report_hit_log_add(fx.log, (gint64)30 * 60 * G_USEC_PER_SEC, &now);
+	snap = report_snapshot_new(&fx.src, 0);
+	snap->peak_rss_kb = 777;
+	text = report_status_text(snap, FALSE);
+	ck_assert_str_eq(text,
+			 "prefetching: active, idle I/O class\n"
+			 "model: 4 programs (1 running), 2 maps, 0 chains, 1 too small; "
+			 "model time 100 s, 7 cycles since start\n"
+			 "memory: budget 512 KB, last prediction selected 1 maps, 8 KB; "
+			 "available 500000 of 1000000 KB\n"
+			 "last prefetch: 1 files, 8 KB read, 4 KB already cached, 0 failed\n"
+			 "hits since the state began: 8 starts, 2 measured: 75.0% resident at the "
+			 "start, 25.0% in the last prefetch\n"
+			 "hits in the last 30 min: 6 starts, 1 measured: 100.0% resident at the "
+			 "start, 33.3% in the last prefetch\n"
+			 "watch: off (learnreads and learnexec are off)\n"
+			 "daemon: 10.0 ms CPU since start, peak RSS 777 KB\n");
+}
+END_TEST
+
+/* The hour keeps the newest sample at least an hour old as its baseline. */
+START_TEST(test_hit_log_hour)
+{
+	ExeHits h = { 0 }, delta;
+	gint64 span;
+
+	ck_assert(!report_hit_log_delta(fx.log, &delta, &span));
+	for (int minute = 0; minute <= 90; minute += 10) {
+		h.starts = (guint64)minute;
+		report_hit_log_add(fx.log, (gint64)minute * 60 * G_USEC_PER_SEC, &h);
+	}
+	/* At 90 min the baseline is the sample at 30 min (60 min old), not 20. */
+	ck_assert(report_hit_log_delta(fx.log, &delta, &span));
+	ck_assert_uint_eq(delta.starts, 60);
+	ck_assert_int_eq(span, (gint64)60 * 60 * G_USEC_PER_SEC);
+}
+END_TEST
+
+START_TEST(test_hits_text)
+{
+	g_autoptr(ReportSnapshot) snap = report_snapshot_new(&fx.src, 0);
+	g_autofree char *one = NULL, *all = NULL, *json = NULL, *err = NULL, *none = NULL;
+
+	one = report_hits_text(snap, "alpha", FALSE, &err);
+	ck_assert_str_eq(one, "  starts measured resident prefetched  program\n"
+			 "       3        2     75.0%     25.0%  /usr/bin/alpha\n");
+	all = report_hits_text(snap, NULL, FALSE, &err);
+	ck_assert_str_eq(all, "total: 8 starts, 2 measured: 75.0% resident at the start, "
+			 "25.0% in the last prefetch\n"
+			 "  starts measured resident prefetched  program\n"
+			 "       5        0      0.0%      0.0%  /usr/bin/beta\n"
+			 "       3        2     75.0%     25.0%  /usr/bin/alpha\n");
+	json = report_hits_text(snap, "/usr/bin/beta", TRUE, &err);
+	ck_assert_str_eq(json, "{\"path\":\"/usr/bin/beta\",\"hits\":{\"starts\":5,\"measured\":0,"
+			 "\"bytes\":0,\"prefetched_bytes\":0,\"probed_bytes\":0,\"resident_bytes\":0,"
+			 "\"resident_ratio\":0.000000,\"prefetched_ratio\":0.000000}}\n");
+	none = report_hits_text(snap, "gamma", FALSE, &err);
+	ck_assert_ptr_null(none);
+	ck_assert_str_eq(err, "no start of gamma was seen");
+}
+END_TEST
+
+START_TEST(test_status_line)
+{
+	ExeHits total;
+	g_autofree char *line = NULL, *paused = NULL;
+
+	report_total_hits(fx.model, &total);
+	line = report_status_line(&fx.src, &total);
+	ck_assert_str_eq(line, "Prefetching; 4 programs, 2 maps; hits 75% resident, 25% prefetched");
+	fx.src.pause = PROPHET_PAUSE_AVAILABLE;
+	memset(&total, 0, sizeof(total));
+	paused = report_status_line(&fx.src, &total);
+	ck_assert_str_eq(paused, "Paused: MemAvailable is below 5% of MemTotal; 4 programs, "
+			 "2 maps; no start measured yet");
+}
+END_TEST
+
+static ReportReason
+reason(const ReportExplain *ex, guint i)
+{
+	ck_assert_uint_gt(ex->findings->len, i);
+	return g_array_index(ex->findings, ReportFinding, i).reason;
+}
+
+static const char *
+finding_text(const ReportExplain *ex, guint i)
+{
+	ck_assert_uint_gt(ex->findings->len, i);
+	return g_array_index(ex->findings, ReportFinding, i).text;
+}
+
+/* Budget 512 KB: alpha's 8 KB map (0.5) fits, beta's 1024 KB one (0.25) does not. */
+START_TEST(test_explain_prefetched)
+{
+	g_autoptr(ReportExplain) ex = report_explain(&fx.src, "/usr/bin/alpha", FALSE);
+	g_autofree char *text = NULL, *json = NULL;
+
+	ck_assert_uint_eq(ex->findings->len, 1);
+	ck_assert_int_eq(reason(ex, 0), REPORT_REASON_PREFETCHED);
+	ck_assert_uint_eq(ex->maps_selected, 1);
+	ck_assert(fabs(ex->line - 0.5) < 1e-12);
+	text = report_explain_text(ex, FALSE);
+	ck_assert_str_eq(text, "/usr/bin/alpha: prefetched\n"
+			 "  prefetched  1 of its 1 maps (8 of 8 KB) are in the selection: "
+			 "probability 0.5000, the line is 0.5000 (budget 512 KB, 8 KB used)\n");
+	json = report_explain_text(ex, TRUE);
+	ck_assert(g_str_has_prefix(json, "{\"program\":\"/usr/bin/alpha\",\"path\":\"/usr/bin/alpha\","
+				   "\"learned\":true,\"reason\":\"prefetched\",\"running\":false,"
+				   "\"probability\":0.500000,\"line\":0.500000,"));
+}
+END_TEST
+
+START_TEST(test_explain_below_line)
+{
+	g_autoptr(ReportExplain) ex = report_explain(&fx.src, "beta", FALSE);
+
+	ck_assert_str_eq(ex->path, "/usr/bin/beta");
+	ck_assert_uint_eq(ex->findings->len, 1);
+	ck_assert_int_eq(reason(ex, 0), REPORT_REASON_BELOW_LINE);
+	ck_assert_str_eq(finding_text(ex, 0),
+			 "below the budget line: probability 0.2500, its most likely map 0.250000, "
+			 "the line is 0.500000 (budget 512 KB, 8 KB used; maps below 0.0001 are "
+			 "never read)");
+}
+END_TEST
+
+START_TEST(test_explain_paused_stale)
+{
+	g_autoptr(ReportExplain) ex = NULL;
+	Map *map = model_lookup_map(fx.model, "/usr/lib/libb.so", 0, 1024 * KB);
+
+	map->stale = TRUE;
+	fx.src.pause = PROPHET_PAUSE_AVAILABLE;
+	fx.src.budget_kb = 4096;
+	ex = report_explain(&fx.src, "/usr/bin/beta", FALSE);
+	ck_assert_uint_eq(ex->findings->len, 3);
+	ck_assert_int_eq(reason(ex, 0), REPORT_REASON_PAUSED);
+	ck_assert_str_eq(finding_text(ex, 0),
+			 "prefetching is paused: MemAvailable is below 5% of MemTotal");
+	/* A stale map is never selected, whatever the budget. */
+	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_BELOW_LINE);
+	ck_assert_int_eq(reason(ex, 2), REPORT_REASON_STALE);
+	ck_assert_str_eq(finding_text(ex, 2),
+			 "1 of its 1 maps are stale: their files are gone or were replaced");
+}
+END_TEST
+
+START_TEST(test_explain_running_no_bid)
+{
+	g_autoptr(ReportExplain) running = report_explain(&fx.src, "/usr/bin/gamma", FALSE);
+	g_autoptr(ReportExplain) nobid = report_explain(&fx.src, "/usr/bin/delta", FALSE);
+
+	ck_assert_int_eq(reason(running, 0), REPORT_REASON_RUNNING);
+	ck_assert(running->running);
+	ck_assert_int_eq(reason(nobid, 0), REPORT_REASON_NO_BID);
+}
+END_TEST
+
+START_TEST(test_explain_not_learned)
+{
+	g_autoptr(ReportExplain) opt = report_explain(&fx.src, "/opt/x/bin/x", FALSE);
+	g_autoptr(ReportExplain) tiny = report_explain(&fx.src, "/usr/bin/tiny", FALSE);
+	g_autoptr(ReportExplain) unknown = report_explain(&fx.src, "/usr/bin/never", FALSE);
+	g_autofree char *json = NULL;
+
+	ck_assert(!opt->learned);
+	ck_assert_uint_eq(opt->findings->len, 2);
+	ck_assert_int_eq(reason(opt, 0), REPORT_REASON_NOT_LEARNED);
+	ck_assert_int_eq(reason(opt, 1), REPORT_REASON_PREFIX);
+	ck_assert_uint_eq(tiny->findings->len, 2);
+	ck_assert_int_eq(reason(tiny, 1), REPORT_REASON_TOO_SMALL);
+	ck_assert_str_eq(finding_text(tiny, 1),
+			 "it was found too small to learn: 10 KB of maps, minsize is 1953 KB");
+	ck_assert_uint_eq(unknown->findings->len, 1);
+	json = report_explain_text(unknown, TRUE);
+	ck_assert_str_eq(json, "{\"program\":\"/usr/bin/never\",\"path\":null,\"learned\":false,"
+			 "\"reason\":\"not-learned\",\"findings\":[{\"reason\":\"not-learned\","
+			 "\"text\":\"the model does not know it: no scan or exec event has seen it "
+			 "run long enough since the state began, or it was forgotten after maxage\"}]}\n");
+}
+END_TEST
+
+START_TEST(test_reason_names)
+{
+	for (int r = 0; r < REPORT_N_REASONS; r++)
+		ck_assert_ptr_nonnull(report_reason_name((ReportReason)r));
+	ck_assert_str_eq(report_reason_name(REPORT_REASON_BELOW_LINE), "below-line");
+}
+END_TEST
+
+START_TEST(test_path_text)
+{
+	g_autofree char *plain = report_path_text("/usr/bin/caf\xc3\xa9");
+	g_autofree char *hostile = report_path_text("/tmp/a\nb\x1b[31m\\\xc3");
+
+	ck_assert_str_eq(plain, "/usr/bin/caf\xc3\xa9");
+	ck_assert_str_eq(hostile, "/tmp/a\\x0ab\\x1b[31m\\\\\\xc3");
+}
+END_TEST
+
+static Suite *
+report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("report");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_dump_lines);
+	tcase_add_test(tc, test_dump_paused);
+	tcase_add_test(tc, test_dump_battery);
+	tcase_add_test(tc, test_top_literal);
+	tcase_add_test(tc, test_status_text);
+	tcase_add_test(tc, test_hit_log_hour);
+	tcase_add_test(tc, test_hits_text);
+	tcase_add_test(tc, test_status_line);
+	tcase_add_test(tc, test_explain_prefetched);
+	tcase_add_test(tc, test_explain_below_line);
+	tcase_add_test(tc, test_explain_paused_stale);
+	tcase_add_test(tc, test_explain_running_no_bid);
+	tcase_add_test(tc, test_explain_not_learned);
+	tcase_add_test(tc, test_reason_names);
+	tcase_add_test(tc, test_path_text);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run_suite(report_suite());
+}
