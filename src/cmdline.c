@@ -51,6 +51,7 @@ typedef struct CmdlineArgs {
 	char *statefile;
 	char *logfile;
 	char *tracefile;
+	char *controlfile;
 	gboolean foreground;
 	gboolean once;
 	gboolean debug;
@@ -86,6 +87,7 @@ cmdline_args_clear(CmdlineArgs *args)
 	g_free(args->statefile);
 	g_free(args->logfile);
 	g_free(args->tracefile);
+	g_free(args->controlfile);
 }
 
 static GOptionContext *
@@ -111,6 +113,9 @@ cmdline_context_new(CmdlineArgs *args)
 		{ "trace", 't', 0, G_OPTION_ARG_FILENAME, &args->tracefile,
 		  "Record each scan to a trace file for preload-replay ('' for none; "
 		  "overrides tracefile in the configuration)", "FILE" },
+		{ "control", 0, 0, G_OPTION_ARG_FILENAME, &args->controlfile,
+		  "Control socket for preloadctl ('' for none; default "
+		  CMDLINE_DEFAULT_CONTROL ")", "PATH" },
 		{ "version", 'v', 0, G_OPTION_ARG_NONE, &args->version,
 		  "Print the version and exit", NULL },
 		{ "help", 'h', 0, G_OPTION_ARG_NONE, &args->help,
@@ -207,6 +212,7 @@ cmdline_parse(int argc, char **argv, Options *opts, gboolean *exit_now, GError *
 	opts->logfile = g_steal_pointer(&parsed.logfile);
 	/* NULL when not given: the configuration's tracefile applies. */
 	opts->tracefile = g_steal_pointer(&parsed.tracefile);
+	opts->controlfile = cmdline_take(&parsed.controlfile, CMDLINE_DEFAULT_CONTROL);
 	opts->foreground = parsed.foreground;
 	opts->once = parsed.once;
 	opts->debug = parsed.debug;
@@ -233,5 +239,6 @@ cmdline_clear(Options *opts)
 	g_free(opts->statefile);
 	g_free(opts->logfile);
 	g_free(opts->tracefile);
+	g_free(opts->controlfile);
 	memset(opts, 0, sizeof(*opts));
 }

@@ -11,6 +11,7 @@ typedef struct Options {
 	char *statefile;      /* "" disables the state file */
 	char *logfile;        /* "" logs to stderr; NULL: default for the mode */
 	char *tracefile;      /* "" no trace; NULL: the configuration's tracefile */
+	char *controlfile;    /* the control socket; "" for none */
 	gboolean foreground;  /* do not daemonize */
 	gboolean once;        /* one cycle against /proc, save, exit */
 	gboolean debug;       /* foreground, stderr, verbosity 9 */
@@ -22,6 +23,7 @@ typedef struct Options {
 #define CMDLINE_DEFAULT_CONFFILE SYSCONFDIR "/preload.conf"
 #define CMDLINE_DEFAULT_STATEFILE PKGLOCALSTATEDIR "/preload.state"
 #define CMDLINE_DEFAULT_LOGFILE LOGDIR "/preload.log"
+#define CMDLINE_DEFAULT_CONTROL "/run/preload/control"
 
 /*
  * Parses argv into opts (which it initialises with the defaults).

@@ -43,6 +43,7 @@
 
 #include "cmdline.h"
 #include "conf.h"
+#include "control.h"
 #include "cycle.h"
 #include "launch.h"
 #include "log.h"
@@ -86,6 +87,8 @@ typedef struct Daemon {
 	Watch *watch;            /* exec and open events, NULL without them */
 	char *watch_off;         /* why there is no watcher, for the dump */
 	GMainLoop *loop;
+	Control *control;        /* the control socket, NULL without one */
+	ReportHitLog *hit_log;   /* hit totals of the last hour */
 
 	guint cycle_source;      /* the pending tick or update timer */
 	guint autosave_source;
@@ -161,22 +164,25 @@ stage_add(Daemon *d, Stage stage, gint64 *mark)
 
 static void schedule_tick(Daemon *d, guint delay);
 static void stop_trace(Daemon *d, const GError *error);
+static void report_cycle(Daemon *d);
 
 /* ---- state ---- */
 
-static void
+static gboolean
 save_state(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
 
 	if (!d->opts.statefile || !*d->opts.statefile)
-		return;
+		return FALSE;
 	/* Checked again: the directory may have been changed since the start. */
 	if (!state_prepare_dir(d->opts.statefile, &error) ||
-	    !state_save(d->model, d->opts.statefile, &error))
+	    !state_save(d->model, d->opts.statefile, &error)) {
 		g_warning("cannot save state: %s", error->message);
-	else
-		g_info("state saved to %s", d->opts.statefile);
+		return FALSE;
+	}
+	g_info("state saved to %s", d->opts.statefile);
+	return TRUE;
 }
 
 /* glibc's default M_TOP_PAD (mallopt(3)). */
@@ -534,6 +540,7 @@ on_update(gpointer user_data)
 	d->selected_maps = cycle_get_prediction(d->cycle)->selected_maps;
 	d->selected_kb = cycle_get_prediction(d->cycle)->selected_kb;
 	d->cycles = cycle_get_count(d->cycle);
+	report_cycle(d);
 	schedule_tick(d, (guint)d->conf->cycle - (guint)(d->conf->cycle / 2));
 	return G_SOURCE_REMOVE;
 }
@@ -707,7 +714,7 @@ load_conf(const Options *opts, const Conf *base)
 	return NULL;
 }
 
-static void
+static gboolean
 reload(Daemon *d)
 {
 	g_autoptr(GError) error = NULL;
@@ -723,7 +730,7 @@ reload(Daemon *d)
 	conf = load_conf(&d->opts, d->conf);
 	if (!conf) {
 		g_warning("keeping the previous configuration");
-		return;
+		return FALSE;
 	}
 	{
 		gboolean restart_watch = !d->opts.once && watch_conf_changed(d->conf, conf);
@@ -737,9 +744,10 @@ reload(Daemon *d)
 			watch_remark(d->watch);  /* a file system mounted since is watched */
 	}
 	schedule_autosave(d);
+	return TRUE;
 }
 
-/* ---- the SIGUSR1 dump ---- */
+/* ---- reports: the SIGUSR1 dump and the control socket ---- */
 
 static void
 report_sources(Daemon *d, ReportSources *src)
@@ -756,6 +764,7 @@ report_sources(Daemon *d, ReportSources *src)
 		.n_stages = N_STAGES, .stage_names = stage_names, .stage_us = d->stage_us,
 		.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us,
 		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
+		.hit_log = d->hit_log,
 	};
 }
 
@@ -768,6 +777,53 @@ dump(Daemon *d)
 	report_sources(d, &src);
 	snap = report_snapshot_new(&src, 0);
 	report_log_dump(snap);
+}
+
+/* After each cycle: a sample of the hit totals, for the last hour's figures. */
+static void
+report_cycle(Daemon *d)
+{
+	ExeHits total;
+
+	report_total_hits(d->model, &total);
+	report_hit_log_add(d->hit_log, g_get_monotonic_time(), &total);
+}
+
+static char *
+on_control(const ControlRequest *req, gboolean *ok, gpointer user_data)
+{
+	Daemon *d = user_data;
+	ReportSources src;
+
+	switch (req->verb) {
+	case CONTROL_VERB_SAVE:
+		if (!*d->opts.statefile) {
+			*ok = FALSE;
+			return g_strdup("no state file is kept (-s '')");
+		}
+		*ok = save_state(d);
+		return *ok ? control_done_text(req, "saved the state")
+			   : g_strdup("cannot save the state: see the log");
+	case CONTROL_VERB_RELOAD:
+		*ok = reload(d);
+		return *ok ? control_done_text(req, "reloaded the configuration and reopened the log")
+			   : g_strdup("the configuration is unusable: kept the previous one (see the log)");
+	default:
+		report_sources(d, &src);
+		return control_answer(req, &src, ok);
+	}
+}
+
+static void
+start_control(Daemon *d)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!d->opts.controlfile || !*d->opts.controlfile)
+		return;
+	d->control = control_new(d->opts.controlfile, NULL, on_control, d, &error);
+	if (!d->control)
+		g_warning("no control socket: %s", error->message);
 }
 
 /* ---- signals ---- */
@@ -1065,7 +1121,10 @@ main(int argc, char **argv)
 		start_watch(d);
 		schedule_autosave(d);
 		schedule_tick(d, 0);
+		d->hit_log = report_hit_log_new();
+		start_control(d);
 		g_main_loop_run(d->loop);
+		g_clear_pointer(&d->control, control_free);
 		/* Exit promptly: reads in flight finish, no new one starts. */
 		d->exiting = TRUE;
 		readahead_supersede(d->readahead);
@@ -1084,6 +1143,8 @@ out:
 	watch_free(d->watch);
 	readahead_free(d->readahead);
 	g_free(d->watch_off);
+	control_free(d->control);
+	report_hit_log_free(d->hit_log);
 	if (d->loop)
 		g_main_loop_unref(d->loop);
 	launch_free(d->launch);

@@ -72,6 +72,31 @@ while read -r option; do
 	fi
 done < "$work/options"
 
+# ---- preloadctl(8) against its --help ----
+
+ctl="$top_builddir/src/tools/preloadctl"
+man8ctl="$top_builddir/doc/preloadctl.8"
+if [ ! -s "$man8ctl" ]; then
+	fail "$man8ctl is missing or empty"
+elif ! "$ctl" --help > "$work/ctlhelp" 2>&1; then
+	fail "preloadctl --help exited with status $?"
+else
+	deroff "$man8ctl" > "$work/preloadctl.8.txt"
+	grep -o -e '--[a-z][a-z0-9-]*' "$work/ctlhelp" | sort -u > "$work/ctloptions"
+	[ "$(wc -l < "$work/ctloptions")" -ge 5 ] || fail "too few options in preloadctl --help"
+	while read -r option; do
+		grep -q -e "$option\([^a-z0-9-]\|\$\)" "$work/preloadctl.8.txt" ||
+			fail "preloadctl(8) does not document $option"
+	done < "$work/ctloptions"
+	for verb in status top hits explain save reload dump; do
+		grep -q "^  $verb\\b" "$work/ctlhelp" || fail "preloadctl --help does not list $verb"
+		grep -q "^\.B[IR]* $verb\b" "$man8ctl" || fail "preloadctl(8) does not describe $verb"
+	done
+	for section in NAME SYNOPSIS DESCRIPTION VERBS OPTIONS "EXIT STATUS" "SEE ALSO"; do
+		grep -q "^\.SH \"*$section\"*\$" "$man8ctl" || fail "preloadctl(8) has no $section section"
+	done
+fi
+
 for section in NAME SYNOPSIS DESCRIPTION OPTIONS FILES SIGNALS "EXIT STATUS" "SEE ALSO"; do
 	if ! grep -q "^\.SH \"*$section\"*\$" "$man8"; then
 		fail "preload(8) has no $section section"
