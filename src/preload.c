@@ -48,6 +48,7 @@
 #include "launch.h"
 #include "log.h"
 #include "model.h"
+#include "notify.h"
 #include "power.h"
 #include "proc.h"
 #include "prophet.h"
@@ -88,6 +89,7 @@ typedef struct Daemon {
 	char *watch_off;         /* why there is no watcher, for the dump */
 	GMainLoop *loop;
 	Control *control;        /* the control socket, NULL without one */
+	Notify *notify;          /* systemd's notification socket */
 	ReportHitLog *hit_log;   /* hit totals of the last hour */
 
 	guint cycle_source;      /* the pending tick or update timer */
@@ -720,6 +722,7 @@ reload(Daemon *d)
 	g_autoptr(GError) error = NULL;
 	Conf *conf;
 
+	notify_reloading(d->notify);
 	/* Reopen first, so that after a logrotate this goes to the new file. */
 	if (!log_reopen(&error)) {
 		g_warning("cannot reopen the log: %s", error->message);
@@ -730,6 +733,7 @@ reload(Daemon *d)
 	conf = load_conf(&d->opts, d->conf);
 	if (!conf) {
 		g_warning("keeping the previous configuration");
+		notify_ready(d->notify);
 		return FALSE;
 	}
 	{
@@ -744,10 +748,11 @@ reload(Daemon *d)
 			watch_remark(d->watch);  /* a file system mounted since is watched */
 	}
 	schedule_autosave(d);
+	notify_ready(d->notify);
 	return TRUE;
 }
 
-/* ---- reports: the SIGUSR1 dump and the control socket ---- */
+/* ---- reports: the SIGUSR1 dump, the control socket, systemd's STATUS= ---- */
 
 static void
 report_sources(Daemon *d, ReportSources *src)
@@ -779,14 +784,19 @@ dump(Daemon *d)
 	report_log_dump(snap);
 }
 
-/* After each cycle: a sample of the hit totals, for the last hour's figures. */
+/* After each cycle: a sample of the hit totals, and systemd's STATUS= if it changed. */
 static void
 report_cycle(Daemon *d)
 {
+	g_autofree char *line = NULL;
+	ReportSources src;
 	ExeHits total;
 
+	report_sources(d, &src);
 	report_total_hits(d->model, &total);
 	report_hit_log_add(d->hit_log, g_get_monotonic_time(), &total);
+	line = report_status_line(&src, &total);
+	notify_status(d->notify, line);
 }
 
 static char *
@@ -1122,8 +1132,11 @@ main(int argc, char **argv)
 		schedule_autosave(d);
 		schedule_tick(d, 0);
 		d->hit_log = report_hit_log_new();
+		d->notify = notify_new();
 		start_control(d);
+		notify_ready(d->notify);
 		g_main_loop_run(d->loop);
+		notify_stopping(d->notify);
 		g_clear_pointer(&d->control, control_free);
 		/* Exit promptly: reads in flight finish, no new one starts. */
 		d->exiting = TRUE;
@@ -1144,6 +1157,7 @@ out:
 	readahead_free(d->readahead);
 	g_free(d->watch_off);
 	control_free(d->control);
+	notify_free(d->notify);
 	report_hit_log_free(d->hit_log);
 	if (d->loop)
 		g_main_loop_unref(d->loop);
