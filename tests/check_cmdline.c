@@ -128,6 +128,32 @@ START_TEST(test_cmdline_options)
 }
 END_TEST
 
+/* --control: the socket path, the default, and '' for none. */
+START_TEST(test_cmdline_control)
+{
+	const struct {
+		const char *const *args;
+		const char *expected;
+	} cases[] = {
+		{ ARGS("-f"), CMDLINE_DEFAULT_CONTROL },
+		{ ARGS("--control", "/tmp/x/control"), "/tmp/x/control" },
+		{ ARGS("--control="), "" },
+	};
+
+	ck_assert_str_eq(CMDLINE_DEFAULT_CONTROL, "/run/preload/control");
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		Options opts;
+		gboolean exit_now = TRUE;
+
+		ck_assert(parse_args(cases[i].args, &opts, &exit_now, &error));
+		ck_assert_str_eq(opts.controlfile, cases[i].expected);
+		cmdline_clear(&opts);
+		ck_assert_ptr_null(opts.controlfile);
+	}
+}
+END_TEST
+
 static const char *const *const cmdline_errors[] = {
 	ARGS("-V", "11"),
 	ARGS("-V", "-1"),
@@ -229,6 +255,7 @@ cmdline_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_cmdline_defaults);
+	tcase_add_test(tc, test_cmdline_control);
 	tcase_add_loop_test(tc, test_cmdline_options, 0, G_N_ELEMENTS(cmdline_cases));
 	tcase_add_loop_test(tc, test_cmdline_errors, 0, G_N_ELEMENTS(cmdline_errors));
 	tcase_add_test(tc, test_cmdline_version);
