@@ -176,8 +176,13 @@ control_answer(const ControlRequest *req, const ReportSources *src, gboolean *ok
 
 	*ok = TRUE;
 	if (req->verb == CONTROL_VERB_EXPLAIN) {
-		g_autoptr(ReportExplain) ex = report_explain(src, req->program, TRUE);
+		char *error_text = NULL;
+		g_autoptr(ReportExplain) ex = report_explain(src, req->program, TRUE, &error_text);
 
+		if (!ex) {
+			*ok = FALSE;
+			return error_text;
+		}
 		return report_explain_text(ex, req->json);
 	}
 	snap = report_snapshot_new(src, req->verb == CONTROL_VERB_TOP ? req->count : 0);
@@ -321,6 +326,16 @@ client_handle_line(Client *client, const char *line)
 	gboolean ok = FALSE;
 
 	if (!control_request_parse(line, &req, &error)) {
+		g_auto(GStrv) tokens = g_strsplit(line, " ", -1);
+
+		if (g_strv_contains((const char *const *)tokens, "--json")) {
+			g_autoptr(GString) wrapped = g_string_new("{\"error\":");
+
+			json_append_string(wrapped, error->message);
+			g_string_append(wrapped, "}\n");
+			client_reply(client, FALSE, wrapped->str);
+			return;
+		}
 		client_reply(client, FALSE, error->message);
 		return;
 	}

@@ -944,9 +944,10 @@ explain_unknown(ReportExplain *ex, const ReportSources *src, const char *program
 }
 
 ReportExplain *
-report_explain(const ReportSources *src, const char *program, gboolean probe)
+report_explain(const ReportSources *src, const char *program, gboolean probe,
+	       char **error_text)
 {
-	ReportExplain *ex = g_new0(ReportExplain, 1);
+	ReportExplain *ex;
 	Model *model = src->model;
 	g_autoptr(GPtrArray) selected = NULL;
 	g_autoptr(GHashTable) chosen = NULL;
@@ -955,16 +956,19 @@ report_explain(const ReportSources *src, const char *program, gboolean probe)
 	guint matches;
 	Exe *exe;
 
+	exe = find_exe(model, program, &matches);
+	if (!exe && matches > 1) {
+		if (error_text)
+			*error_text = g_strdup_printf("%u learned programs are called %s: give the path",
+						      matches, program);
+		return NULL;
+	}
+	ex = g_new0(ReportExplain, 1);
 	ex->program = g_strdup(program);
 	ex->findings = g_array_new(FALSE, FALSE, sizeof(ReportFinding));
 	g_array_set_clear_func(ex->findings, finding_clear);
-	exe = find_exe(model, program, &matches);
 	if (!exe) {
-		if (matches > 1)
-			add_finding(ex, REPORT_REASON_NOT_LEARNED,
-				    "%u learned programs are called %s: give the path", matches, program);
-		else
-			explain_unknown(ex, src, program);
+		explain_unknown(ex, src, program);
 		return ex;
 	}
 	ex->learned = TRUE;

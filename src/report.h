@@ -229,9 +229,12 @@ const char *report_reason_name(ReportReason reason);
  * Explains program (a path, or the file name of exactly one learned
  * program) from the live sources. Recomputes the selection from the last
  * scoring and, unless probe is FALSE, asks the page cache about the
- * program's files (watch_measure_exe()).
+ * program's files (watch_measure_exe()). NULL, with a message in
+ * *error_text (if not NULL), when several learned programs have that
+ * file name.
  */
-ReportExplain *report_explain(const ReportSources *src, const char *program, gboolean probe);
+ReportExplain *report_explain(const ReportSources *src, const char *program, gboolean probe,
+			      char **error_text);
 void report_explain_free(ReportExplain *explain);
 char *report_explain_text(const ReportExplain *explain, gboolean json);
 

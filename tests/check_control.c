@@ -255,6 +255,16 @@ START_TEST(test_socket_answers)
 	again = client_read_all(fd, 2000);
 	close(fd);
 	ck_assert_str_eq(again, "ERROR\nunknown verb 'frob'\n");
+	/* ... and comes as JSON when JSON was asked for. */
+	{
+		g_autofree char *json = NULL;
+
+		fd = client_connect(sf.path);
+		ck_assert_int_eq(send(fd, "frob --json\n", 12, 0), 12);
+		json = client_read_all(fd, 2000);
+		close(fd);
+		ck_assert_str_eq(json, "ERROR\n{\"error\":\"unknown verb 'frob'\"}\n");
+	}
 	ck_assert_uint_eq(sf.calls, 21);
 	/* An error the handler gives, asked in JSON, comes as JSON. */
 	sf.fail = TRUE;

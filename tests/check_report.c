@@ -325,7 +325,7 @@ finding_text(const ReportExplain *ex, guint i)
 /* Budget 512 KB: alpha's 8 KB map (0.5) fits, beta's 1024 KB one (0.25) does not. */
 START_TEST(test_explain_prefetched)
 {
-	g_autoptr(ReportExplain) ex = report_explain(&fx.src, "/usr/bin/alpha", FALSE);
+	g_autoptr(ReportExplain) ex = report_explain(&fx.src, "/usr/bin/alpha", FALSE, NULL);
 	g_autofree char *text = NULL, *json = NULL;
 
 	ck_assert_uint_eq(ex->findings->len, 1);
@@ -345,7 +345,7 @@ END_TEST
 
 START_TEST(test_explain_below_line)
 {
-	g_autoptr(ReportExplain) ex = report_explain(&fx.src, "beta", FALSE);
+	g_autoptr(ReportExplain) ex = report_explain(&fx.src, "beta", FALSE, NULL);
 
 	ck_assert_str_eq(ex->path, "/usr/bin/beta");
 	ck_assert_uint_eq(ex->findings->len, 1);
@@ -365,7 +365,7 @@ START_TEST(test_explain_paused_stale)
 	map->stale = TRUE;
 	fx.src.pause = PROPHET_PAUSE_AVAILABLE;
 	fx.src.budget_kb = 4096;
-	ex = report_explain(&fx.src, "/usr/bin/beta", FALSE);
+	ex = report_explain(&fx.src, "/usr/bin/beta", FALSE, NULL);
 	ck_assert_uint_eq(ex->findings->len, 3);
 	ck_assert_int_eq(reason(ex, 0), REPORT_REASON_PAUSED);
 	ck_assert_str_eq(finding_text(ex, 0),
@@ -380,8 +380,8 @@ END_TEST
 
 START_TEST(test_explain_running_no_bid)
 {
-	g_autoptr(ReportExplain) running = report_explain(&fx.src, "/usr/bin/gamma", FALSE);
-	g_autoptr(ReportExplain) nobid = report_explain(&fx.src, "/usr/bin/delta", FALSE);
+	g_autoptr(ReportExplain) running = report_explain(&fx.src, "/usr/bin/gamma", FALSE, NULL);
+	g_autoptr(ReportExplain) nobid = report_explain(&fx.src, "/usr/bin/delta", FALSE, NULL);
 
 	ck_assert_int_eq(reason(running, 0), REPORT_REASON_RUNNING);
 	ck_assert(running->running);
@@ -391,9 +391,9 @@ END_TEST
 
 START_TEST(test_explain_not_learned)
 {
-	g_autoptr(ReportExplain) opt = report_explain(&fx.src, "/opt/x/bin/x", FALSE);
-	g_autoptr(ReportExplain) tiny = report_explain(&fx.src, "/usr/bin/tiny", FALSE);
-	g_autoptr(ReportExplain) unknown = report_explain(&fx.src, "/usr/bin/never", FALSE);
+	g_autoptr(ReportExplain) opt = report_explain(&fx.src, "/opt/x/bin/x", FALSE, NULL);
+	g_autoptr(ReportExplain) tiny = report_explain(&fx.src, "/usr/bin/tiny", FALSE, NULL);
+	g_autoptr(ReportExplain) unknown = report_explain(&fx.src, "/usr/bin/never", FALSE, NULL);
 	g_autofree char *json = NULL;
 
 	ck_assert(!opt->learned);
@@ -410,6 +410,23 @@ START_TEST(test_explain_not_learned)
 			 "\"reason\":\"not-learned\",\"findings\":[{\"reason\":\"not-learned\","
 			 "\"text\":\"the model does not know it: no scan or exec event has seen it "
 			 "run long enough since the state began, or it was forgotten after maxage\"}]}\n");
+}
+END_TEST
+
+/* A file name two learned programs share is no answer: the path is needed. */
+START_TEST(test_explain_ambiguous)
+{
+	g_autofree char *error_text = NULL;
+	g_autoptr(ReportExplain) ex = NULL;
+
+	add_exe(fx.model, "/usr/sbin/alpha", 0.1);
+	ex = report_explain(&fx.src, "alpha", FALSE, &error_text);
+	ck_assert_ptr_null(ex);
+	ck_assert_str_eq(error_text, "2 learned programs are called alpha: give the path");
+	g_clear_pointer(&error_text, g_free);
+	ex = report_explain(&fx.src, "/usr/sbin/alpha", FALSE, &error_text);
+	ck_assert_ptr_nonnull(ex);
+	ck_assert_ptr_null(error_text);
 }
 END_TEST
 
@@ -451,6 +468,7 @@ report_suite(void)
 	tcase_add_test(tc, test_explain_paused_stale);
 	tcase_add_test(tc, test_explain_running_no_bid);
 	tcase_add_test(tc, test_explain_not_learned);
+	tcase_add_test(tc, test_explain_ambiguous);
 	tcase_add_test(tc, test_reason_names);
 	tcase_add_test(tc, test_path_text);
 	suite_add_tcase(s, tc);

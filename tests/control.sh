@@ -98,6 +98,31 @@ assert d["program"] == "/usr/bin/a\nb\udcff", repr(d["program"])' ||
 "$ctl" --socket "$work/nothing-here" status 2>"$work/err"; rc=$?
 [ "$rc" = 3 ] || fail "no daemon exited $rc, not 3"
 grep -q 'not running' "$work/err" || fail "no daemon: unclear message: $(cat "$work/err")"
+# A server that never answers, then one that answers nonsense: exit 5.
+python3 - "$work/fake" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(4)
+silent, _ = s.accept()          # the first client waits in vain
+time.sleep(3)
+garbled, _ = s.accept()
+garbled.recv(100)
+garbled.sendall(b"HELLO\n")
+garbled.close()
+time.sleep(1)
+PY
+fake_pid=$!
+i=0
+while [ ! -S "$work/fake" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+"$ctl" --socket "$work/fake" --timeout 1 status 2>"$work/err"; rc=$?
+[ "$rc" = 5 ] || fail "a silent server: exit $rc, not 5"
+grep -q 'no answer' "$work/err" || fail "a silent server: unclear message: $(cat "$work/err")"
+sleep 2.5
+"$ctl" --socket "$work/fake" --timeout 5 status 2>"$work/err"; rc=$?
+[ "$rc" = 5 ] || fail "a garbled answer: exit $rc, not 5"
+grep -q 'garbled' "$work/err" || fail "a garbled answer: unclear message: $(cat "$work/err")"
+wait "$fake_pid"
 echo "ok: exit codes"
 
 # ---- 2. another user ----
