@@ -101,6 +101,12 @@ typedef struct Replay {
 	gboolean have_mem;
 	ProcMemstat mem;
 	gint64 t0;
+	gint64 prev_time;         /* the trace time of cycle k-1 */
+
+	/* the true model's forecasts: trace time -> GArray of BoundEntry */
+	GHashTable *bound;
+	GStringChunk *bound_paths;
+	guint64 bound_missing;    /* scored cycles without a forecast */
 
 	ReplayResult *result;
 } Replay;
@@ -476,6 +482,152 @@ in_use_at_prev(Replay *r)
 	return in_use;
 }
 
+/* ---- the bound ---- */
+
+G_DEFINE_QUARK(replay-error-quark, replay_error)
+
+/* One program's chance to start at the next cycle, under the true model. */
+typedef struct BoundEntry {
+	const char *path;     /* in Replay.bound_paths */
+	double p;
+} BoundEntry;
+
+static gboolean
+bound_number(const char *text, gint64 *value)
+{
+	char *end;
+
+	if (!g_ascii_isdigit(text[0]))
+		return FALSE;
+	*value = g_ascii_strtoll(text, &end, 10);
+	return *end == '\0';
+}
+
+/*
+ * Reads preload-tracegen --bound's file: "PRELOAD-BOUND 1 CYCLE", then
+ * "P id uri" declaring a program, "B time n (id p) x n" per cycle and
+ * "END lines", tab-separated. Its cycle must be the trace's.
+ */
+static gboolean
+bound_load(Replay *r, const char *path, gint64 cycle, GError **error)
+{
+	g_autofree char *text = NULL;
+	g_autoptr(GPtrArray) ids = g_ptr_array_new();
+	g_auto(GStrv) lines = NULL;
+	gboolean ended = FALSE;
+
+	if (!g_file_get_contents(path, &text, NULL, error))
+		return FALSE;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i]; i++) {
+		g_auto(GStrv) f = g_strsplit(lines[i], "\t", -1);
+		guint nf = g_strv_length(f);
+		gint64 a = 0, b = 0;
+
+		if (nf == 0 || !*lines[i])
+			continue;
+		if (i == 0) {
+			if (nf != 3 || strcmp(f[0], "PRELOAD-BOUND") != 0 || strcmp(f[1], "1") != 0 ||
+			    !bound_number(f[2], &a) || a != cycle)
+				goto bad;
+		} else if (ended) {
+			goto bad;
+		} else if (strcmp(f[0], "P") == 0) {
+			g_autofree char *file = NULL;
+
+			if (nf != 3 || !bound_number(f[1], &a) || a != ids->len)
+				goto bad;
+			file = g_filename_from_uri(f[2], NULL, NULL);
+			if (!file)
+				goto bad;
+			g_ptr_array_add(ids, g_string_chunk_insert_const(r->bound_paths, file));
+		} else if (strcmp(f[0], "B") == 0) {
+			GArray *entries;
+			gint64 *key;
+
+			if (nf < 3 || !bound_number(f[1], &a) || !bound_number(f[2], &b) ||
+			    (guint64)nf != 3 + 2 * (guint64)b)
+				goto bad;
+			entries = g_array_sized_new(FALSE, FALSE, sizeof(BoundEntry), (guint)b);
+			key = g_new(gint64, 1);
+			*key = a;
+			g_hash_table_replace(r->bound, key, entries);
+			for (gint64 k = 0; k < b; k++) {
+				BoundEntry e;
+				gint64 id;
+				char *end;
+
+				if (!bound_number(f[3 + 2 * k], &id) || id >= ids->len)
+					goto bad;
+				e.path = g_ptr_array_index(ids, id);
+				e.p = g_ascii_strtod(f[4 + 2 * k], &end);
+				if (*end || !(e.p >= 0 && e.p <= 1))
+					goto bad;
+				g_array_append_val(entries, e);
+			}
+		} else if (strcmp(f[0], "END") == 0 && nf == 2) {
+			ended = TRUE;
+		} else {
+			goto bad;
+		}
+		continue;
+bad:
+		g_set_error(error, REPLAY_ERROR, REPLAY_ERROR_BOUND, "%s: line %u: not a bound of this trace",
+			    path, i + 1);
+		return FALSE;
+	}
+	if (!ended) {
+		g_set_error(error, REPLAY_ERROR, REPLAY_ERROR_BOUND, "%s: no END line", path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * The true model's forecast at cycle k-1, scored like naive: +1 per
+ * running exe on its maps, ln(1 - p) per other exe, then
+ * prophet_select()'s order. Only the exe probabilities differ.
+ */
+static GHashTable *
+bound_select(Replay *r, guint64 *used_kb)
+{
+	GArray *entries = g_hash_table_lookup(r->bound, &r->prev_time);
+	GHashTableIter iter;
+	gpointer value;
+
+	if (!entries) {
+		r->bound_missing++;
+		*used_kb = 0;
+		return g_hash_table_new(NULL, NULL);
+	}
+	for (guint i = 0; i < r->model->candidates->len; i++)
+		((Map *)g_ptr_array_index(r->model->candidates, i))->lnprob = 0;
+	g_hash_table_iter_init(&iter, r->model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const Exe *exe = value;
+
+		if (!g_hash_table_contains(r->prev_running, exe->path))
+			continue;
+		for (guint i = 0; i < exe->exemaps->len; i++)
+			g_array_index(exe->exemaps, ExeMap, i).map->lnprob += 1;
+	}
+	for (guint k = 0; k < entries->len; k++) {
+		const BoundEntry *e = &g_array_index(entries, BoundEntry, k);
+		const Exe *exe = model_lookup_exe(r->model, e->path);
+		double p = MIN(e->p, NAIVE_MAX_P);
+
+		if (!exe || g_hash_table_contains(r->prev_running, exe->path) || !(p > 0))
+			continue;
+		for (guint i = 0; i < exe->exemaps->len; i++) {
+			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+
+			if (em->prob > 0)
+				em->map->lnprob += log1p(-MIN(em->prob, 1.0) * p);
+		}
+	}
+	return select_like_prophet(r, r->prev_budget, used_kb);
+}
+
 /* ---- scoring ---- */
 
 static void
@@ -484,6 +636,7 @@ score_starts(Replay *r, GPtrArray *starting)
 	g_autoptr(GHashTable) naive = NULL;
 	g_autoptr(GHashTable) oracle = NULL;
 	g_autoptr(GHashTable) in_use = NULL;
+	g_autoptr(GHashTable) bound = NULL;
 	GHashTable *chosen[REPLAY_N_PREDICTORS];
 	guint64 used[REPLAY_N_PREDICTORS];
 	ReplayResult *res = r->result;
@@ -491,6 +644,13 @@ score_starts(Replay *r, GPtrArray *starting)
 	in_use = in_use_at_prev(r);
 	naive = naive_select(r, &used[REPLAY_NAIVE]);
 	oracle = oracle_select(r, starting, in_use, &used[REPLAY_ORACLE]);
+	if (r->bound) {
+		bound = bound_select(r, &used[REPLAY_BOUND]);
+	} else {
+		bound = g_hash_table_new(NULL, NULL);
+		used[REPLAY_BOUND] = 0;
+	}
+	chosen[REPLAY_BOUND] = bound;
 	chosen[REPLAY_PRELOAD] = r->prev_selection;
 	used[REPLAY_PRELOAD] = r->prev_selected_kb;
 	chosen[REPLAY_NAIVE] = naive;
@@ -702,6 +862,7 @@ run_cycle(Replay *r, TraceCycle *c, const TraceCycle *next)
 	g_hash_table_remove_all(r->prev_running);
 	for (guint i = 0; i < c->running->len; i++)
 		g_hash_table_add(r->prev_running, g_ptr_array_index(c->running, i));
+	r->prev_time = c->time;
 	r->have_prev = TRUE;
 	r->result->scans++;
 }
@@ -754,12 +915,19 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	trace_cycle_init(&cur);
 	trace_cycle_init(&next);
 
+	if (options->bound) {
+		r.bound = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+						(GDestroyNotify)g_array_unref);
+		r.bound_paths = g_string_chunk_new(4096);
+		ok = bound_load(&r, options->bound, conf->cycle, &local);
+		result->have_bound = TRUE;
+	}
 	learn_set_maps_source(learn, replay_maps_source, &r);
 	learn_set_file_check(learn, accept_any_file, NULL);
 	result->cycle = conf->cycle;
 
 	/* Two cycles in hand: the one to run and the one that scores it. */
-	if (!read_cycle(&r, &cur, &local))
+	if (ok && !read_cycle(&r, &cur, &local))
 		ok = FALSE;
 	while (ok && cur.valid) {
 		if (!read_cycle(&r, &next, &local)) {
@@ -770,6 +938,12 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 		trace_cycle_swap(&cur, &next);
 	}
 
+	if (ok && r.bound_missing > 0) {
+		g_set_error(&local, REPLAY_ERROR, REPLAY_ERROR_BOUND,
+			    "%s: no forecast for %" G_GUINT64_FORMAT " scored cycles: not this trace's bound",
+			    options->bound, r.bound_missing);
+		ok = FALSE;
+	}
 	result->complete = ok && trace_reader_is_complete(tr);
 	if (options->save_state && ok)
 		ok = state_save(model, options->save_state, &local);
@@ -789,6 +963,10 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	g_hash_table_unref(r.start_counts);
 	g_hash_table_unref(r.prev_running);
 	g_hash_table_unref(r.prev_selection);
+	if (r.bound)
+		g_hash_table_unref(r.bound);
+	if (r.bound_paths)
+		g_string_chunk_free(r.bound_paths);
 
 	if (!ok) {
 		g_propagate_error(error, g_steal_pointer(&local));
@@ -806,7 +984,7 @@ replay_ratio(guint64 part, guint64 whole)
 const char *
 replay_predictor_name(ReplayPredictor predictor)
 {
-	static const char *const names[] = { "preload", "naive", "oracle" };
+	static const char *const names[] = { "preload", "naive", "oracle", "bound" };
 
 	g_return_val_if_fail(predictor < REPLAY_N_PREDICTORS, "?");
 	return names[predictor];

@@ -26,6 +26,7 @@ typedef enum {
 	REPLAY_PRELOAD,       /* the daemon's prophet */
 	REPLAY_NAIVE,         /* by start count */
 	REPLAY_ORACLE,        /* knows what starts */
+	REPLAY_BOUND,         /* the true model's forecast (only with a bound file) */
 	REPLAY_N_PREDICTORS,
 } ReplayPredictor;
 
@@ -56,6 +57,7 @@ typedef struct ReplayResult {
 	guint64 budget_kb_sum;   /* over all cycles */
 	guint64 budget_kb_min, budget_kb_max;
 	ReplayScore score[REPLAY_N_PREDICTORS];
+	gboolean have_bound;     /* score[REPLAY_BOUND] is meaningful */
 
 	/* the model at the end */
 	guint exes, bad_exes, maps, chains;
@@ -73,7 +75,21 @@ typedef struct ReplayOptions {
 	gboolean every_cycle;
 	/* Save the model at the end to this state file (NULL: do not). */
 	const char *save_state;
+	/*
+	 * preload-tracegen --bound's file for this trace (NULL: none): the
+	 * true model's chance that each program starts at the next cycle,
+	 * one line per cycle. The "bound" predictor fills the budget by
+	 * these, as naive does by its start counts.
+	 */
+	const char *bound;
 } ReplayOptions;
+
+/* The error domain of a bound file that cannot be used. */
+#define REPLAY_ERROR (replay_error_quark())
+GQuark replay_error_quark(void);
+typedef enum {
+	REPLAY_ERROR_BOUND,   /* unreadable, malformed, or not the trace's */
+} ReplayError;
 
 /*
  * Replays the whole trace. On a trace error, *result holds what was

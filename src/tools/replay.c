@@ -34,6 +34,7 @@ typedef struct Args {
 	gboolean every_cycle;
 	gboolean quiet;
 	char *save_state;
+	char *bound;
 	const char *trace;
 } Args;
 
@@ -82,6 +83,8 @@ print_table(FILE *out, const Args *args, const Conf *conf, const ReplayResult *r
 	for (int p = 0; p < REPLAY_N_PREDICTORS; p++) {
 		const ReplayScore *s = &res->score[p];
 
+		if (p == REPLAY_BOUND && !res->have_bound)
+			continue;
 		fprintf(out, "%-9s  %5.1f%% %5.1f%%  %5.1f%% / %5.1f%%  %5.1f%% / %5.1f%%  "
 			"%5.1f%% / %5.1f%%  %9.0f\n",
 			replay_predictor_name(p),
@@ -92,6 +95,21 @@ print_table(FILE *out, const Args *args, const Conf *conf, const ReplayResult *r
 			percent(s->bytes_cold_hit, res->bytes_cold),
 			percent(s->maps_ready, res->maps_total), percent(s->bytes_ready, res->bytes_total),
 			mean((double)s->selected_kb_sum, res->scored_cycles));
+	}
+	if (res->have_bound) {
+		const ReplayScore *b = &res->score[REPLAY_BOUND];
+
+		fprintf(out, "\nshare of the bound, cold bytes / prefetched bytes:");
+		for (int p = 0; p < REPLAY_N_PREDICTORS; p++) {
+			const ReplayScore *s = &res->score[p];
+
+			if (p == REPLAY_BOUND)
+				continue;
+			fprintf(out, "%s %s %.1f%% / %.1f%%", p ? "," : "", replay_predictor_name(p),
+				percent(s->bytes_cold_hit, b->bytes_cold_hit),
+				percent(s->bytes_hit, b->bytes_hit));
+		}
+		fprintf(out, "\n");
 	}
 	fprintf(out, "\nreplayed in %.2f s (%.0f cycles/s; predicted on %" G_GUINT64_FORMAT
 		" cycles)\n", seconds, seconds > 0 ? (double)res->scans / seconds : 0.0,
@@ -158,6 +176,8 @@ json_report(const Args *args, const Conf *conf, const ReplayResult *res, double 
 	for (int p = 0; p < REPLAY_N_PREDICTORS; p++) {
 		const ReplayScore *s = &res->score[p];
 
+		if (p == REPLAY_BOUND && !res->have_bound)
+			continue;
 		/* One predictor a line, so shell scripts can grep for it. */
 		g_string_append_printf(out, "%s\n    \"%s\": {\"hit_ratio_maps\": ", p ? "," : "",
 				       replay_predictor_name(p));
@@ -180,6 +200,15 @@ json_report(const Args *args, const Conf *conf, const ReplayResult *res, double 
 				       G_GUINT64_FORMAT ", \"mean_selected_kb\": ",
 				       s->maps_hit, s->bytes_hit);
 		json_double(out, mean((double)s->selected_kb_sum, res->scored_cycles));
+		if (res->have_bound) {
+			const ReplayScore *b = &res->score[REPLAY_BOUND];
+
+			/* 1 for the bound itself; a predictor may beat it by luck on one trace. */
+			g_string_append(out, ", \"bound_share_cold_bytes\": ");
+			json_double(out, replay_ratio(s->bytes_cold_hit, b->bytes_cold_hit));
+			g_string_append(out, ", \"bound_share_bytes\": ");
+			json_double(out, replay_ratio(s->bytes_hit, b->bytes_hit));
+		}
 		g_string_append(out, "}");
 	}
 	g_string_append(out, "\n  },\n  \"predictions\": ");
@@ -220,6 +249,8 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		{ "every-cycle", 'e', 0, G_OPTION_ARG_NONE, &args->every_cycle,
 		  "Predict at every cycle, as the daemon does (same scores, slower)", NULL },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &args->quiet, "No table on stdout", NULL },
+		{ "bound", 0, 0, G_OPTION_ARG_FILENAME, &args->bound,
+		  "Also score the true model's forecast from FILE (preload-tracegen --bound)", "FILE" },
 		{ "save-state", 's', 0, G_OPTION_ARG_FILENAME, &args->save_state,
 		  "Save the model at the end to FILE, in the daemon's state format", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -283,6 +314,7 @@ main(int argc, char **argv)
 	options.budget_kb = args.budget_kb;
 	options.every_cycle = args.every_cycle;
 	options.save_state = args.save_state;
+	options.bound = args.bound;
 	started = g_get_monotonic_time();
 	ok = replay_run(tr, &options, &result, &error);
 	seconds = (double)(g_get_monotonic_time() - started) / G_USEC_PER_SEC;
@@ -314,5 +346,6 @@ out:
 	g_free(args.conffile);
 	g_free(args.json);
 	g_free(args.save_state);
+	g_free(args.bound);
 	return status;
 }

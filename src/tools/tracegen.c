@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -740,6 +741,408 @@ builds_step(Gen *gen, gint64 now)
 	gen->build_step++;
 }
 
+/* ---- the bound: what the true model predicts ---- */
+
+/*
+ * An observer that knows every parameter of the world (each user's chain,
+ * first-launch weights, gap, idleness, the turns, the builds) but sees
+ * only what a daemon sees: which programs run at each cycle. After each
+ * cycle it gives, for every program, the probability that it starts at
+ * the next one, the Bayes-optimal forecast under the true model; a
+ * predictor that fills the budget by these is the best any learner can
+ * do on the trace (preload-replay --bound).
+ *
+ * What a user does next depends on state the trace does not show: the
+ * application launched or switched to last (a switch to an open window is
+ * no start), whether the user went away, and the launch timer. The
+ * observer keeps a distribution over that state (a forward filter):
+ *   after a start    last = j, next launch at rate 1/gap per cycle
+ *   after a switch   last = j, at rate 2/gap (capped at 1)
+ *   away             e cycles since going away: a launch at idle_min..idle_max
+ *   logged in        e cycles since login: none at e = 1, rate 1/2 after
+ * The one thing it gets wrong on purpose: an application chosen in the
+ * very cycle its session ends starts again, which looks like no start
+ * (it ran before and runs after); the filter counts it as a switch.
+ */
+typedef struct Belief {
+	gboolean active;      /* logged in, as the observer sees it */
+	double *started;      /* n: after a start of app j */
+	double *switched;     /* n: after a switch to app j */
+	double *away;         /* idle_max + 1: away, e cycles in at the next step */
+	double login[3];      /* [1]: the next step is the first after login; [2]: later */
+	double *first;        /* n: first-launch weights, normalised */
+	double *push;         /* n + 1: mass firing at each last (index 0 = none) */
+	/* scratch */
+	double *n_started, *n_switched, *n_away;
+} Belief;
+
+typedef struct Bound {
+	FILE *out;
+	GHashTable *ids;      /* exe index + 1 -> path id + 1 */
+	gboolean *was;        /* exes: running at the previous cycle */
+	gboolean *is;         /* exes: running at this cycle */
+	gint64 *since;        /* exes: cycle of its last start */
+	double *p;            /* exes: P(starts at the next cycle) */
+	Belief *beliefs;      /* one per user */
+	int *tool_project, *tool_step;  /* exes: the build tool they are, or -1 */
+	gint64 logout_at;     /* two-user: when the last user was seen to leave, -1 */
+	int last_user;        /* two-user: who was logged in last, -1 nobody yet */
+	gboolean built;       /* scale: a build was seen */
+	guint lines;
+} Bound;
+
+static double
+hazard_of_mean(double mean)
+{
+	return mean <= 1.0 ? 1.0 : 1.0 / mean;
+}
+
+/* P(a launch at this step) for the away state e cycles in. */
+static double
+hazard_away(const GenUser *u, guint e)
+{
+	if (e < u->idle_min)
+		return 0;
+	if (e >= u->idle_max)
+		return 1;
+	return 1.0 / (double)(u->idle_max - e + 1);
+}
+
+/* P(next = j | last), the user's own choice (last < 0: first launch). */
+static const double *
+choice_row(const GenUser *u, const Belief *b, int last)
+{
+	return last < 0 ? b->first : &u->follow[(gsize)last * u->apps->len];
+}
+
+static void
+belief_login(const GenUser *u, Belief *b)
+{
+	guint n = u->apps->len;
+
+	memset(b->started, 0, n * sizeof(double));
+	memset(b->switched, 0, n * sizeof(double));
+	memset(b->away, 0, (u->idle_max + 1) * sizeof(double));
+	b->login[0] = b->login[2] = 0;
+	b->login[1] = 1;
+	b->active = TRUE;
+}
+
+/*
+ * push[0] = mass that fires with no last application, push[1 + j] with
+ * last = j, at the coming step.
+ */
+static void
+belief_push(const GenUser *u, Belief *b)
+{
+	guint n = u->apps->len;
+	double hs = hazard_of_mean(u->mean_gap), hw = hazard_of_mean(u->mean_gap / 2);
+
+	b->push[0] = b->login[2] * 0.5;
+	for (guint e = 0; e <= u->idle_max; e++)
+		b->push[0] += b->away[e] * hazard_away(u, e);
+	for (guint j = 0; j < n; j++)
+		b->push[1 + j] = b->started[j] * hs + b->switched[j] * hw;
+}
+
+/*
+ * One step of the user: `start` is the app index that started (-1 none),
+ * `was` tells which apps ran before it.
+ */
+static void
+belief_step(const GenUser *u, Belief *b, int start, const gboolean *was_app)
+{
+	guint n = u->apps->len;
+	double hs = hazard_of_mean(u->mean_gap), hw = hazard_of_mean(u->mean_gap / 2);
+	double total = 0;
+
+	belief_push(u, b);
+	memset(b->n_started, 0, n * sizeof(double));
+	memset(b->n_switched, 0, n * sizeof(double));
+	memset(b->n_away, 0, (u->idle_max + 1) * sizeof(double));
+	if (start >= 0) {
+		double w = 0;
+
+		for (int last = -1; last < (int)n; last++)
+			w += b->push[1 + last] * choice_row(u, b, last)[start];
+		b->n_started[start] = w * (1 - u->p_idle);
+		b->n_away[1] = w * u->p_idle;
+		b->login[1] = b->login[2] = 0;
+	} else {
+		/* no launch: every state ages; or a switch to an open window */
+		for (guint j = 0; j < n; j++) {
+			b->n_started[j] = b->started[j] * (1 - hs);
+			b->n_switched[j] = b->switched[j] * (1 - hw);
+		}
+		for (guint e = 0; e < u->idle_max; e++)
+			b->n_away[e + 1] = b->away[e] * (1 - hazard_away(u, e));
+		b->login[2] = b->login[2] * 0.5 + b->login[1];
+		b->login[1] = 0;
+		for (int last = -1; last < (int)n; last++) {
+			const double *row = choice_row(u, b, last);
+			double m = b->push[1 + last];
+
+			if (m <= 0)
+				continue;
+			for (guint j = 0; j < n; j++) {
+				if (was_app[j])
+					b->n_switched[j] += m * row[j];
+			}
+		}
+	}
+	for (guint j = 0; j < n; j++)
+		total += b->n_started[j] + b->n_switched[j];
+	for (guint e = 0; e <= u->idle_max; e++)
+		total += b->n_away[e];
+	total += b->login[1] + b->login[2];
+	if (!(total > 0)) {
+		/* Nothing the model allows explains it: start over from the start seen. */
+		memset(b->n_started, 0, n * sizeof(double));
+		memset(b->n_away, 0, (u->idle_max + 1) * sizeof(double));
+		memset(b->n_switched, 0, n * sizeof(double));
+		b->login[1] = b->login[2] = 0;
+		if (start >= 0)
+			b->n_started[start] = 1;
+		else
+			b->login[2] = 1;
+		total = 1;
+	}
+	for (guint j = 0; j < n; j++) {
+		b->started[j] = b->n_started[j] / total;
+		b->switched[j] = b->n_switched[j] / total;
+	}
+	for (guint e = 0; e <= u->idle_max; e++)
+		b->away[e] = b->n_away[e] / total;
+	b->login[1] /= total;
+	b->login[2] /= total;
+}
+
+static Bound *
+bound_new(Gen *gen, FILE *out, gint64 cycle)
+{
+	Bound *bd = g_new0(Bound, 1);
+	guint n = gen->exes->len;
+
+	bd->out = out;
+	bd->ids = g_hash_table_new(NULL, NULL);
+	bd->was = g_new0(gboolean, n);
+	bd->is = g_new0(gboolean, n);
+	bd->since = g_new0(gint64, n);
+	bd->p = g_new0(double, n);
+	bd->tool_project = g_new(int, n);
+	bd->tool_step = g_new(int, n);
+	bd->logout_at = -1;
+	bd->last_user = -1;
+	for (guint i = 0; i < n; i++)
+		bd->tool_project[i] = bd->tool_step[i] = -1;
+	for (guint p = 0; p < gen->projects->len; p++) {
+		const GenProject *proj = g_ptr_array_index(gen->projects, p);
+
+		for (guint t = 0; t < proj->tools->len; t++) {
+			guint exe = g_array_index(proj->tools, guint, t);
+
+			bd->tool_project[exe] = (int)p;
+			bd->tool_step[exe] = (int)t;
+		}
+	}
+	bd->beliefs = g_new0(Belief, gen->users->len);
+	for (guint k = 0; k < gen->users->len; k++) {
+		const GenUser *u = g_ptr_array_index(gen->users, k);
+		Belief *b = &bd->beliefs[k];
+		guint na = u->apps->len;
+		double sum = 0;
+
+		b->started = g_new0(double, na);
+		b->switched = g_new0(double, na);
+		b->n_started = g_new0(double, na);
+		b->n_switched = g_new0(double, na);
+		b->away = g_new0(double, u->idle_max + 1);
+		b->n_away = g_new0(double, u->idle_max + 1);
+		b->first = g_new0(double, na);
+		b->push = g_new0(double, na + 1);
+		for (guint j = 0; j < na; j++)
+			sum += u->first[j];
+		for (guint j = 0; j < na; j++)
+			b->first[j] = u->first[j] / sum;
+	}
+	fprintf(out, "PRELOAD-BOUND\t1\t%" G_GINT64_FORMAT "\n", cycle);
+	return bd;
+}
+
+static void
+bound_free(Gen *gen, Bound *bd)
+{
+	if (!bd)
+		return;
+	for (guint k = 0; k < gen->users->len; k++) {
+		Belief *b = &bd->beliefs[k];
+
+		g_free(b->started);
+		g_free(b->switched);
+		g_free(b->n_started);
+		g_free(b->n_switched);
+		g_free(b->away);
+		g_free(b->n_away);
+		g_free(b->first);
+		g_free(b->push);
+	}
+	g_free(bd->beliefs);
+	g_hash_table_unref(bd->ids);
+	g_free(bd->was);
+	g_free(bd->is);
+	g_free(bd->since);
+	g_free(bd->p);
+	g_free(bd->tool_project);
+	g_free(bd->tool_step);
+	g_free(bd);
+}
+
+/* Whether user k is logged in, as the scan shows it (its first desktop program runs). */
+static gboolean
+seen_logged_in(Gen *gen, const gboolean *running, guint k)
+{
+	const GenUser *u = g_ptr_array_index(gen->users, k);
+
+	if (u->desktop->len == 0)
+		return TRUE;
+	return running[g_array_index(u->desktop, guint, 0)];
+}
+
+/*
+ * The cycle `now` has been scanned (bd->is): update the observer and fill
+ * bd->p with each program's chance to start at now + 1.
+ */
+static void
+bound_observe(Gen *gen, Bound *bd, gint64 now)
+{
+	guint n = gen->exes->len;
+	int tool = -1;
+
+	for (guint i = 0; i < n; i++) {
+		if (bd->is[i] && (!bd->was[i] || now == 0))
+			bd->since[i] = now;
+		if (bd->is[i] && bd->tool_project[i] >= 0)
+			tool = (int)i;
+		bd->p[i] = 0;
+	}
+
+	/* Users: logins, logouts, and their launches. */
+	for (guint k = 0; k < gen->users->len; k++) {
+		const GenUser *u = g_ptr_array_index(gen->users, k);
+		Belief *b = &bd->beliefs[k];
+		gboolean in = seen_logged_in(gen, bd->is, k);
+		guint na = u->apps->len;
+		g_autofree gboolean *was_app = g_new0(gboolean, na);
+		int start = -1;
+
+		if (in && (now == 0 || !seen_logged_in(gen, bd->was, k))) {
+			belief_login(u, b);
+			bd->last_user = (int)k;
+			continue;
+		}
+		if (!in) {
+			if (b->active)
+				bd->logout_at = now;
+			b->active = FALSE;
+			continue;
+		}
+		for (guint j = 0; j < na; j++) {
+			guint exe = g_array_index(u->apps, guint, j);
+
+			was_app[j] = bd->was[exe];
+			if (bd->is[exe] && !bd->was[exe])
+				start = (int)j;
+		}
+		belief_step(u, b, start, was_app);
+	}
+	for (guint k = 0; k < gen->users->len; k++) {
+		const GenUser *u = g_ptr_array_index(gen->users, k);
+		Belief *b = &bd->beliefs[k];
+		guint na = u->apps->len;
+
+		if (!b->active)
+			continue;
+		belief_push(u, b);
+		for (int last = -1; last < (int)na; last++) {
+			const double *row = choice_row(u, b, last);
+			double m = b->push[1 + last];
+
+			if (m <= 0)
+				continue;
+			for (guint j = 0; j < na; j++) {
+				guint exe = g_array_index(u->apps, guint, j);
+
+				if (!bd->is[exe])
+					bd->p[exe] += m * row[j];
+			}
+		}
+	}
+
+	/* two-user: the next login, 3 to 30 cycles after a logout, of the other user. */
+	if (gen->users->len > 1 && bd->last_user >= 0 && bd->logout_at >= 0 &&
+	    !bd->beliefs[0].active && !bd->beliefs[1].active) {
+		gint64 d = now + 1 - bd->logout_at;
+		double h = d < 3 ? 0 : d >= 30 ? 1 : 1.0 / (double)(31 - d);
+		const GenUser *next = g_ptr_array_index(gen->users, bd->last_user == 0 ? 1 : 0);
+
+		for (guint i = 0; i < next->desktop->len; i++)
+			bd->p[g_array_index(next->desktop, guint, i)] = h;
+	}
+
+	/* scale: the next tool of a build, or the first of the next build. */
+	if (gen->projects->len > 0) {
+		if (tool >= 0) {
+			const GenProject *proj = g_ptr_array_index(gen->projects, bd->tool_project[tool]);
+			guint step = (guint)bd->tool_step[tool] + 1;
+
+			bd->built = TRUE;
+			/* a tool runs 1 or 2 cycles, each with probability 1/2 */
+			if (step < proj->tools->len)
+				bd->p[g_array_index(proj->tools, guint, step)] =
+					bd->since[tool] == now ? 0.5 : 1.0;
+		} else {
+			double h = bd->built ? hazard_of_mean(gen->build_gap) : now + 1 == 5 ? 1 : 0;
+			double total = 0;
+
+			for (guint p = 0; p < gen->projects->len; p++)
+				total += ((GenProject *)g_ptr_array_index(gen->projects, p))->weight;
+			for (guint p = 0; p < gen->projects->len; p++) {
+				const GenProject *proj = g_ptr_array_index(gen->projects, p);
+
+				bd->p[g_array_index(proj->tools, guint, 0)] = h * proj->weight / total;
+			}
+		}
+	}
+}
+
+/* One B line: the scan time of this cycle and the programs' chances, with P lines first. */
+static void
+bound_write(Gen *gen, Bound *bd, gint64 time)
+{
+	guint n = gen->exes->len, count = 0;
+
+	for (guint i = 0; i < n; i++) {
+		if (bd->p[i] > 0 && !g_hash_table_contains(bd->ids, GUINT_TO_POINTER(i + 1))) {
+			g_autofree char *uri = g_filename_to_uri(exe_at(gen, i)->path, NULL, NULL);
+			guint id = g_hash_table_size(bd->ids);
+
+			g_hash_table_insert(bd->ids, GUINT_TO_POINTER(i + 1), GUINT_TO_POINTER(id + 1));
+			fprintf(bd->out, "P\t%u\t%s\n", id, uri);
+		}
+		if (bd->p[i] > 0)
+			count++;
+	}
+	fprintf(bd->out, "B\t%" G_GINT64_FORMAT "\t%u", time, count);
+	for (guint i = 0; i < n; i++) {
+		if (bd->p[i] > 0)
+			fprintf(bd->out, "\t%u\t%.6g",
+				GPOINTER_TO_UINT(g_hash_table_lookup(bd->ids, GUINT_TO_POINTER(i + 1))) - 1,
+				MIN(bd->p[i], 1.0));
+	}
+	fputc('\n', bd->out);
+	bd->lines++;
+}
+
 /* ---- scenarios ---- */
 
 typedef struct Scenario {
@@ -954,7 +1357,7 @@ write_maps(Gen *gen, TraceWriter *tw, GenExe *exe, GError **error)
 }
 
 static gboolean
-simulate(Gen *gen, TraceWriter *tw, gint64 cycle, gint64 cycles, GError **error)
+simulate(Gen *gen, TraceWriter *tw, Bound *bd, gint64 cycle, gint64 cycles, GError **error)
 {
 	g_autoptr(GPtrArray) running = g_ptr_array_new();
 	g_autoptr(GPtrArray) fresh = g_ptr_array_new();
@@ -981,6 +1384,8 @@ simulate(Gen *gen, TraceWriter *tw, gint64 cycle, gint64 cycles, GError **error)
 		for (guint i = 0; i < gen->exes->len; i++) {
 			GenExe *exe = exe_at(gen, i);
 
+			if (bd)
+				bd->is[i] = is_running(exe, now);
 			if (!is_running(exe, now))
 				continue;
 			g_ptr_array_add(running, exe->path);
@@ -995,6 +1400,15 @@ simulate(Gen *gen, TraceWriter *tw, gint64 cycle, gint64 cycles, GError **error)
 		for (guint i = 0; i < fresh->len; i++) {
 			if (!write_maps(gen, tw, g_ptr_array_index(fresh, i), error))
 				return FALSE;
+		}
+		if (bd) {
+			gboolean *swap;
+
+			bound_observe(gen, bd, now);
+			bound_write(gen, bd, now * cycle);
+			swap = bd->was;
+			bd->was = bd->is;
+			bd->is = swap;
 		}
 	}
 	return TRUE;
@@ -1017,6 +1431,10 @@ main(int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(Gen) gen = NULL;
 	g_autofree char *output = NULL;
+	g_autofree char *bound_path = NULL;
+	FILE *bound_out = NULL;
+	Bound *bd = NULL;
+	gboolean ok;
 	g_autofree char *description = NULL;
 	g_autoptr(GString) list = g_string_new("Scenarios:\n");
 	gint64 cycles = 10000, cycle = 20, seed = 1, projects = 46, build_gap = 40;
@@ -1032,6 +1450,9 @@ main(int argc, char **argv)
 		  "scale: projects, 24 tools each (46)", "N" },
 		{ "build-gap", 'g', 0, G_OPTION_ARG_INT64, &build_gap,
 		  "scale: mean cycles between builds (40)", "CYCLES" },
+		{ "bound", 'b', 0, G_OPTION_ARG_FILENAME, &bound_path,
+		  "Also write the true model's forecast of each cycle to FILE (for preload-replay --bound)",
+		  "FILE" },
 		{ "list", 'l', 0, G_OPTION_ARG_NONE, &show_list, "List the scenarios", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
@@ -1079,7 +1500,26 @@ main(int argc, char **argv)
 		fprintf(stderr, "preload-tracegen: %s\n", error->message);
 		return 1;
 	}
-	if (!simulate(gen, tw, cycle, cycles, &error)) {
+	if (bound_path) {
+		bound_out = fopen(bound_path, "w");
+		if (!bound_out) {
+			fprintf(stderr, "preload-tracegen: %s: %s\n", bound_path, g_strerror(errno));
+			trace_writer_free(tw);
+			return 1;
+		}
+		bd = bound_new(gen, bound_out, cycle);
+	}
+	ok = simulate(gen, tw, bd, cycle, cycles, &error);
+	if (bd) {
+		fprintf(bound_out, "END\t%u\n", bd->lines);
+		bound_free(gen, bd);
+		if (fclose(bound_out) != 0 && ok) {
+			fprintf(stderr, "preload-tracegen: %s: %s\n", bound_path, g_strerror(errno));
+			trace_writer_free(tw);
+			return 1;
+		}
+	}
+	if (!ok) {
 		trace_writer_free(tw);
 		fprintf(stderr, "preload-tracegen: %s\n", error->message);
 		return 1;
