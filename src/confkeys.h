@@ -40,6 +40,13 @@ CONF_BOOL(model, lift, TRUE,
 	"and the correlation cut their chains' bids to almost nothing; "
 	"unrelated programs gain nothing from this. false: 0.6.4's scoring.")
 
+CONF_BOOL(model, successor, TRUE,
+	"Whether the programs that followed the last program started, in the "
+	"order programs start, bid for being the next: how often each was the "
+	"next start after it, times the chance of a start within the next "
+	"cycle and a half. Users launch applications in habits that this "
+	"order shows even when the programs never run together.")
+
 CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 	"Smallest total size of accepted maps for an executable to be "
 	"modelled. Smaller programs load fast anyway; they are remembered as "

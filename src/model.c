@@ -216,6 +216,7 @@ exe_new(const char *path, gboolean running, gint64 now)
 	exe->path = g_strdup(path);
 	exe->exemaps = g_array_new(FALSE, TRUE, sizeof(ExeMap));
 	exe->chains = g_ptr_array_new();
+	exe->succ = g_array_new(FALSE, FALSE, sizeof(ExeSucc));
 	/*
 	 * A running exe was just seen starting; a stopped one has no known
 	 * history (the state loader fills update_time from the file).
@@ -240,6 +241,7 @@ exe_free(Exe *exe)
 	g_free(exe->path);
 	g_array_unref(exe->exemaps);
 	g_ptr_array_unref(exe->chains);
+	g_array_unref(exe->succ);
 	g_free(exe);
 }
 
@@ -662,6 +664,7 @@ model_new(void)
 	model->stopped = g_ptr_array_new();
 	model->scored_exes = g_ptr_array_new();
 	model->candidates = g_ptr_array_new();
+	model->quiet_exes = g_ptr_array_new();
 	model->bad_exes_oldest = G_MININT64;
 	return model;
 }
@@ -685,6 +688,7 @@ model_free(Model *model)
 	g_ptr_array_unref(model->stopped);
 	g_ptr_array_unref(model->scored_exes);
 	g_ptr_array_unref(model->candidates);
+	g_ptr_array_unref(model->quiet_exes);
 	g_hash_table_unref(model->exes);
 	g_ptr_array_unref(model->map_list);
 	g_hash_table_unref(model->maps);
@@ -762,6 +766,32 @@ model_add_exe(Model *model, Exe *exe, gint64 now, gboolean create_chains)
 		g_ptr_array_add(model->running, exe);
 }
 
+/* No exe's successors, nor the last start, may name exe any more. */
+static void
+forget_successor(Model *model, Exe *exe)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	if (model->last_start == exe)
+		model->last_start = NULL;
+	if (g_ptr_array_remove(model->quiet_exes, exe))
+		model->quiet_total = MAX(model->quiet_total - exe->quiet_starts, 0);
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *other = value;
+
+		for (guint i = 0; i < other->succ->len; i++) {
+			if (g_array_index(other->succ, ExeSucc, i).next == exe) {
+				other->succ_total -= g_array_index(other->succ, ExeSucc, i).count;
+				other->succ_total = MAX(other->succ_total, 0);
+				g_array_remove_index_fast(other->succ, i);
+				break;
+			}
+		}
+	}
+}
+
 void
 model_remove_exe(Model *model, Exe *exe)
 {
@@ -784,6 +814,7 @@ model_remove_exe(Model *model, Exe *exe)
 		;
 	while (g_ptr_array_remove(model->scored_exes, exe))
 		;
+	forget_successor(model, exe);
 	g_hash_table_remove(model->exes, exe->path);  /* frees exe */
 }
 
@@ -881,9 +912,94 @@ model_link_exe(Model *model, Exe *exe, gint64 now)
 	}
 }
 
+/*
+ * Counts exe as a start that followed prev. Every successor of prev that
+ * is stopped (or starting) now had the chance to be this start: a
+ * program that runs cannot start, and the share of prev's successions
+ * it takes when it can is what predicts it.
+ */
+static void
+add_successor(Model *model, Exe *prev, Exe *const *starts, guint n)
+{
+	for (guint i = 0; i < prev->succ->len; i++) {
+		ExeSucc *s = &g_array_index(prev->succ, ExeSucc, i);
+		gboolean starting = FALSE;
+
+		for (guint k = 0; k < n; k++)
+			starting |= starts[k] == s->next;
+		if (starting) {
+			s->count += 1;
+			s->chances += 1;
+		} else if (!exe_is_running(model, s->next)) {
+			s->chances += 1;
+		}
+	}
+	for (guint k = 0; k < n; k++) {
+		gboolean known = starts[k] == prev;
+
+		for (guint i = 0; i < prev->succ->len && !known; i++)
+			known = g_array_index(prev->succ, ExeSucc, i).next == starts[k];
+		/* Its earlier chances are not known: as many as prev's successions. */
+		if (!known)
+			g_array_append_val(prev->succ, ((ExeSucc){ starts[k], 1,
+								   (float)prev->succ_total + 1 }));
+	}
+	prev->succ_total += 1;
+}
+
+/*
+ * The order of starts: each start of this scan follows the exe that
+ * started last before it. Programs launched one after the other (by a
+ * user's habit, by a script) show in this order even when they never
+ * run together and whatever else runs.
+ */
+static void
+note_starts(Model *model, Exe *const *starts, guint n, gint64 now)
+{
+	Exe *prev = model->last_start;
+	double quiet = model_quiet(model);
+
+	if (n == 0)
+		return;
+	if (prev && quiet > 0 && (double)(now - model->last_start_time) >= quiet) {
+		model->quiet_gaps += (double)(now - model->last_start_time) - quiet;
+		model->n_quiet_gaps += 1;
+		for (guint i = 0; i < n; i++) {
+			if (!(starts[i]->quiet_starts > 0))
+				g_ptr_array_add(model->quiet_exes, starts[i]);
+			starts[i]->quiet_starts += 1;
+			model->quiet_total += 1;
+		}
+	} else if (prev) {
+		add_successor(model, prev, starts, n);
+		model->soon_gaps += (double)(now - model->last_start_time);
+		model->n_soon_gaps += 1;
+	}
+	if (prev) {
+		model->start_gaps += (double)(now - model->last_start_time);
+		model->n_start_gaps += 1;
+	}
+	model->n_starts += n;
+	model->last_start = starts[n - 1];
+	model->last_start_time = now;
+}
+
+double
+model_quiet(const Model *model)
+{
+	g_return_val_if_fail(model != NULL, 0);
+
+	if (model->n_start_gaps < MODEL_QUIET_MIN_GAPS)
+		return 0;
+	return 2 * model->start_gaps / model->n_start_gaps;
+}
+
 void
 model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 {
+	g_autofree Exe **started = NULL;
+	guint n_started = 0;
+
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(exes != NULL || n == 0);
 
@@ -900,13 +1016,18 @@ model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 			 * A start, if this model saw it stopped before: not the
 			 * first sight of a program that may have run for long.
 			 */
-			if (exe->prev_change_timestamp >= 0)
+			if (exe->prev_change_timestamp >= 0) {
 				exe->starts += 1;
+				if (!started)
+					started = g_new(Exe *, n);
+				started[n_started++] = exe;
+			}
 		} else {
 			prune_stopped(model, now);
 			g_ptr_array_add(model->stopped, exe);
 		}
 	}
+	note_starts(model, started, n_started, now);
 	/* 2. The chains the exes have record the transitions. */
 	for (guint i = 0; i < n; i++) {
 		Exe *exe = exes[i];

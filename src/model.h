@@ -107,6 +107,18 @@ typedef struct ExeHits {
 } ExeHits;
 
 typedef struct Markov Markov;
+typedef struct Exe Exe;
+
+/*
+ * A program that was the next to start after another one (Exe.succ):
+ * how many of the other's starts it followed. Runtime only, not yet in
+ * the state file: after a restart the order of starts is learned again.
+ */
+typedef struct ExeSucc {
+	Exe *next;
+	float count;          /* the other's starts it followed */
+	float chances;        /* the other's starts followed by a start while it was stopped */
+} ExeSucc;
 
 /* An executable, identified by its path. */
 typedef struct Exe {
@@ -130,6 +142,9 @@ typedef struct Exe {
 	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
 	double starts;        /* starts seen, aged like time (not hits.starts): see
 				 model_exes_changed(); after a load, model_count_starts() */
+	GArray *succ;         /* ExeSucc: the programs that started next after it */
+	double succ_total;    /* its starts that another start followed */
+	double quiet_starts;  /* its starts after a quiet spell (model_quiet()) */
 } Exe;
 
 /*
@@ -226,6 +241,17 @@ typedef struct Model {
 	GPtrArray *candidates;   /* Map * scored by the last scoring */
 
 	guint64 prefetch_seq;    /* number of the last prefetch; maps it read carry it */
+
+	/* the order of starts (runtime): see model_exes_changed() */
+	Exe *last_start;         /* the exe that started last, NULL none yet */
+	gint64 last_start_time;  /* when */
+	double start_gaps;       /* seconds between consecutive starts, summed */
+	double n_start_gaps;     /* how many */
+	GPtrArray *quiet_exes;   /* Exe * with quiet_starts > 0 */
+	double quiet_total;      /* starts after a quiet spell, summed */
+	double n_starts;         /* starts noted */
+	double soon_gaps, n_soon_gaps;   /* the gaps shorter than model_quiet() */
+	double quiet_gaps, n_quiet_gaps; /* the others, less model_quiet() */
 } Model;
 
 /* ---- maps ---- */
@@ -347,6 +373,20 @@ void model_link_exe(Model *model, Exe *exe, gint64 now);
  * run for long.
  */
 void model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now);
+/*
+ * The time without starts after which the next start is a session's
+ * first (after a quiet spell) rather than the successor of the last
+ * start: twice the mean gap between starts, in seconds; 0 while fewer
+ * than MODEL_QUIET_MIN_GAPS gaps were seen.
+ */
+double model_quiet(const Model *model);
+#define MODEL_QUIET_MIN_GAPS 10
+/*
+ * (model_exes_changed() also records the order of starts: each exe that
+ * starts is counted as a successor of model->last_start, the exe that
+ * started before it (all of one scan after the same one), in that exe's
+ * Exe.succ, and the gap between the two in model->start_gaps.)
+ */
 /* model_exes_changed() for one exe. */
 void model_exe_changed(Model *model, Exe *exe, gint64 now);
 

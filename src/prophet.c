@@ -267,6 +267,42 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFlags fl
 	}
 }
 
+void
+prophet_bid_successors(Model *model, gint64 cycle)
+{
+	const Exe *x;
+	double quiet, p_next;
+
+	g_return_if_fail(model != NULL);
+
+	x = model->last_start;
+	if (!x)
+		return;
+	quiet = model_quiet(model);
+	if (quiet > 0 && (double)(model->time - model->last_start_time) >= quiet) {
+		/* Quiet for long: what starts next opens a session. */
+		if (!(model->n_quiet_gaps > 0))
+			return;
+		p_next = p_leave(cycle, MAX(model->quiet_gaps / model->n_quiet_gaps, 1.0));
+		for (guint i = 0; i < model->quiet_exes->len; i++) {
+			Exe *y = g_ptr_array_index(model->quiet_exes, i);
+
+			if (!exe_is_running(model, y))
+				bid_for(model, y, p_next * y->quiet_starts / (model->quiet_total + 1), FALSE);
+		}
+		return;
+	}
+	if (!(model->n_soon_gaps > 0))
+		return;
+	p_next = p_leave(cycle, MAX(model->soon_gaps / model->n_soon_gaps, 1.0));
+	for (guint i = 0; i < x->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(x->succ, ExeSucc, i);
+
+		if (!exe_is_running(model, s->next))
+			bid_for(model, s->next, p_next * s->count / (s->chances + 1), FALSE);
+	}
+}
+
 /*
  * prophet_score() asks for a chain this many chains before its bid, and
  * for its exes half as many before.
@@ -356,6 +392,8 @@ prophet_score(Model *model, const Conf *conf)
 		flags |= PROPHET_BASEMAX;
 	if (conf->lift)
 		flags |= PROPHET_LIFT;
+	if (conf->successor)
+		flags |= PROPHET_SUCCESSOR;
 
 	/*
 	 * Only what the last scoring touched can hold a score: reset that and
@@ -402,6 +440,8 @@ prophet_score(Model *model, const Conf *conf)
 		}
 		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, flags);
 	}
+	if (flags & PROPHET_SUCCESSOR)
+		prophet_bid_successors(model, conf->cycle);
 
 	/*
 	 * Maps get a score only from the exes that run (+1 each: their pages

@@ -88,7 +88,18 @@ typedef enum {
 	PROPHET_CORRELATION = 1 << 0,  /* usecorrelation */
 	PROPHET_BASEMAX = 1 << 1,      /* basemax */
 	PROPHET_LIFT = 1 << 2,         /* lift */
+	PROPHET_SUCCESSOR = 1 << 3,    /* successor */
 } ProphetBidFlags;
+
+/*
+ * With PROPHET_SUCCESSOR, the exes that followed the last start
+ * (model->last_start, Exe.succ) bid, if stopped,
+ *   p = (1 - exp(-1.5 * cycle / gap)) * count / (total + 1)
+ * with gap the mean time between two starts, count the starts of the exe
+ * that followed the last one and total all the starts that did: the
+ * chance that the next start comes within 1.5 cycles and is this exe.
+ */
+void prophet_bid_successors(Model *model, gint64 cycle);
 
 /*
  * Adds the bids of one chain to its stopped exes' lnprob (and lists those

@@ -92,6 +92,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->usecorrelation, TRUE);
 	ck_assert_int_eq(conf->basemax, TRUE);
 	ck_assert_int_eq(conf->lift, TRUE);
+	ck_assert_int_eq(conf->successor, TRUE);
 	ck_assert_int_eq(conf->minsize, 2000000);
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
@@ -567,6 +568,7 @@ static const char default_dump[] =
 	"usecorrelation = true\n"
 	"basemax = true\n"
 	"lift = true\n"
+	"successor = true\n"
 	"minsize = 2000000\n"
 	"memtotal = -10\n"
 	"memfree = 50\n"
@@ -706,8 +708,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 13 keys in [model], 21 in [system] */
-	ck_assert_uint_eq(rows->len, 34);
+	/* 14 keys in [model], 21 in [system] */
+	ck_assert_uint_eq(rows->len, 35);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -721,7 +723,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
 	{
-		const ConfKeyInfo *halflife = rows->pdata[9], *allpairs = rows->pdata[12];
+		const ConfKeyInfo *halflife = rows->pdata[10], *allpairs = rows->pdata[13];
 
 		ck_assert_str_eq(halflife->key, "halflife");
 		ck_assert_str_eq(halflife->unit, "hours");
@@ -730,34 +732,34 @@ START_TEST(test_describe)
 		ck_assert_str_eq(allpairs->key, "allpairs");
 		ck_assert_str_eq(allpairs->default_text, "false");
 	}
-	mapprefix = rows->pdata[16];
+	mapprefix = rows->pdata[17];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[20];
+	sort = rows->pdata[21];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
-	avail = rows->pdata[8];
+	avail = rows->pdata[9];
 	ck_assert_str_eq(avail->key, "memavailable");
 	ck_assert_str_eq(avail->default_text, "0");
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
 	{
-		const ConfKeyInfo *slice = rows->pdata[21];
+		const ConfKeyInfo *slice = rows->pdata[22];
 
 		ck_assert_str_eq(slice->key, "slicekb");
 		ck_assert_str_eq(slice->unit, "KB");
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[25];
+	pressure = rows->pdata[26];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[31];
+	window = rows->pdata[32];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

@@ -358,6 +358,145 @@ END_TEST
  * largest of their bids, whatever their order; a chain whose other exe
  * runs adds its bid as before.
  */
+/* Stops or starts exe at time t as a scan would, and tells the model. */
+static void
+change(Model *model, Exe *exe, gboolean run, gint64 t)
+{
+	if (run)
+		set_running(model, exe);
+	else
+		set_stopped(model, exe);
+	model_exe_changed(model, exe, t);
+}
+
+static const ExeSucc *
+find_succ(const Exe *x, const Exe *y)
+{
+	for (guint i = 0; i < x->succ->len; i++) {
+		if (g_array_index(x->succ, ExeSucc, i).next == y)
+			return &g_array_index(x->succ, ExeSucc, i);
+	}
+	return NULL;
+}
+
+START_TEST(test_note_starts)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+	Exe *c = add_exe(model, "/usr/bin/c");
+	const ExeSucc *s;
+
+	/* Seen stopped before, so that their starts count. */
+	a->change_timestamp = b->change_timestamp = c->change_timestamp = 0;
+
+	/* a at 100, b at 140: b follows a, with one chance (its own start). */
+	change(model, a, TRUE, 100);
+	ck_assert_ptr_eq(model->last_start, a);
+	ck_assert_uint_eq(a->succ->len, 0);
+	change(model, b, TRUE, 140);
+	s = find_succ(a, b);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_double_eq(s->count, 1);
+	ck_assert_double_eq(s->chances, 1);
+	ck_assert_double_eq(a->succ_total, 1);
+	ck_assert_ptr_eq(model->last_start, b);
+
+	/* b and a stop, a starts again at 240 (after b), c at 300 after a. */
+	change(model, b, FALSE, 160);
+	change(model, a, FALSE, 200);
+	change(model, a, TRUE, 240);
+	ck_assert_double_eq(find_succ(b, a)->count, 1);
+	change(model, c, TRUE, 300);
+	/* b was stopped when c started: a chance for b, not taken. */
+	s = find_succ(a, b);
+	ck_assert_double_eq(s->count, 1);
+	ck_assert_double_eq(s->chances, 2);
+	/* c is new among a's successors: as many chances as a's successions. */
+	s = find_succ(a, c);
+	ck_assert_double_eq(s->count, 1);
+	ck_assert_double_eq(s->chances, 2);
+	ck_assert_double_eq(a->succ_total, 2);
+
+	/* Gaps 40, 100 and 60 s, all before any quiet spell can be told. */
+	ck_assert_double_eq(model->start_gaps, 200);
+	ck_assert_double_eq(model->n_start_gaps, 3);
+	ck_assert_double_eq(model->soon_gaps, 200);
+	ck_assert_double_eq(model->n_soon_gaps, 3);
+	ck_assert_double_eq(model->n_starts, 4);
+	ck_assert_double_eq(model_quiet(model), 0);
+
+	/* A removed exe leaves no successor behind. */
+	model_remove_exe(model, c);
+	ck_assert_ptr_null(model->last_start);
+	ck_assert_ptr_null(find_succ(a, c) );
+	ck_assert_double_eq(a->succ_total, 1);
+}
+END_TEST
+
+START_TEST(test_bid_successors)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+	Exe *c = add_exe(model, "/usr/bin/c");
+
+	/*
+	 * a started last, at 100; b followed it 3 times in 5 chances, c once
+	 * in 4. Two gaps between starts, 120 s in all (mean 60), so no quiet
+	 * spell yet. At 110, with a 20 s cycle, c running:
+	 *   b: (1 - exp(-1.5 * 20 / 60)) * 3 / (5 + 1)
+	 *    = 0.3934693402873666 * 0.5 = 0.1967346701436833
+	 */
+	g_array_append_val(a->succ, ((ExeSucc){ b, 3, 5 }));
+	g_array_append_val(a->succ, ((ExeSucc){ c, 1, 4 }));
+	model->last_start = a;
+	model->last_start_time = 100;
+	model->start_gaps = model->soon_gaps = 120;
+	model->n_start_gaps = model->n_soon_gaps = 2;
+	model->time = 110;
+	set_running(model, c);
+	set_running(model, a);
+	model->score_stamp++;
+	prophet_bid_successors(model, 20);
+	ck_assert_double_eq_tol(b->lnprob, log1p(-0.1967346701436833), TOL);
+	ck_assert_double_eq(c->lnprob, 0);
+	ck_assert_double_eq(a->lnprob, 0);
+
+	/*
+	 * Ten gaps of 100 s on average: quiet after 200 s. At 350 a session
+	 * opens: the programs that opened sessions bid, b (2 of 3) and c
+	 * (1 of 3, running). Quiet spells lasted 150 s beyond the 200:
+	 *   b: (1 - exp(-1.5 * 20 / 150)) * 2 / (3 + 1)
+	 *    = 0.18126924692201818 * 0.5 = 0.09063462346100909
+	 * and the successors of a bid nothing.
+	 */
+	model->start_gaps = 1000;
+	model->n_start_gaps = 10;
+	model->quiet_gaps = 300;
+	model->n_quiet_gaps = 2;
+	b->quiet_starts = 2;
+	c->quiet_starts = 1;
+	model->quiet_total = 3;
+	g_ptr_array_add(model->quiet_exes, b);
+	g_ptr_array_add(model->quiet_exes, c);
+	ck_assert_double_eq(model_quiet(model), 200);
+	model->time = 350;
+	model->score_stamp++;
+	b->lnprob = 0;
+	prophet_bid_successors(model, 20);
+	ck_assert_double_eq_tol(b->lnprob, log1p(-0.09063462346100909), TOL);
+	ck_assert_double_eq(c->lnprob, 0);
+
+	/* Nothing started yet: no bids. */
+	model->last_start = NULL;
+	model->score_stamp++;
+	b->lnprob = 0;
+	prophet_bid_successors(model, 20);
+	ck_assert_double_eq(b->lnprob, 0);
+}
+END_TEST
+
 START_TEST(test_bid_base_max)
 {
 	g_autoptr(Model) model = model_new();
@@ -1045,6 +1184,8 @@ prophet_suite(void)
 	tcase_add_test(tc, test_bid_clamped);
 	tcase_add_test(tc, test_bid_base_max);
 	tcase_add_test(tc, test_bid_lift);
+	tcase_add_test(tc, test_note_starts);
+	tcase_add_test(tc, test_bid_successors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("score");

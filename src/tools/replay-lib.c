@@ -641,6 +641,8 @@ score_starts(Replay *r, GPtrArray *starting)
 	guint64 used[REPLAY_N_PREDICTORS];
 	ReplayResult *res = r->result;
 
+	if (res->scans < r->options->from_cycle)
+		return;
 	in_use = in_use_at_prev(r);
 	naive = naive_select(r, &used[REPLAY_NAIVE]);
 	oracle = oracle_select(r, starting, in_use, &used[REPLAY_ORACLE]);

@@ -82,6 +82,12 @@ typedef struct ReplayOptions {
 	 * these, as naive does by its start counts.
 	 */
 	const char *bound;
+	/*
+	 * Score only the starts from this cycle on (0: all): the model
+	 * still learns from the whole trace. A learner cannot match the
+	 * bound while it is still learning; this measures it once it has.
+	 */
+	guint64 from_cycle;
 } ReplayOptions;
 
 /* The error domain of a bound file that cannot be used. */

@@ -35,6 +35,7 @@ typedef struct Args {
 	gboolean quiet;
 	char *save_state;
 	char *bound;
+	gint64 from_cycle;
 	const char *trace;
 } Args;
 
@@ -251,6 +252,8 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &args->quiet, "No table on stdout", NULL },
 		{ "bound", 0, 0, G_OPTION_ARG_FILENAME, &args->bound,
 		  "Also score the true model's forecast from FILE (preload-tracegen --bound)", "FILE" },
+		{ "from-cycle", 0, 0, G_OPTION_ARG_INT64, &args->from_cycle,
+		  "Score only the starts from cycle N on (the model learns from all)", "N" },
 		{ "save-state", 's', 0, G_OPTION_ARG_FILENAME, &args->save_state,
 		  "Save the model at the end to FILE, in the daemon's state format", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -266,6 +269,11 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		return FALSE;
 	if (argc != 2) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "give one trace file");
+		return FALSE;
+	}
+	if (args->from_cycle < 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--from-cycle must not be negative");
 		return FALSE;
 	}
 	if (args->budget_kb < -1) {
@@ -315,6 +323,7 @@ main(int argc, char **argv)
 	options.every_cycle = args.every_cycle;
 	options.save_state = args.save_state;
 	options.bound = args.bound;
+	options.from_cycle = (guint64)MAX(args.from_cycle, 0);
 	started = g_get_monotonic_time();
 	ok = replay_run(tr, &options, &result, &error);
 	seconds = (double)(g_get_monotonic_time() - started) / G_USEC_PER_SEC;
