@@ -14,6 +14,7 @@
 #   -n  cycles per trace (10000)
 #   -k  keep the traces in DIR and reuse those already there
 #   -b  report shares of the bound
+#   -f  score only the starts from cycle N on (preload-replay --from-cycle)
 #
 # Each CONF is a configuration file for preload-replay -c; without any,
 # the full pairwise model of preload 0.6.4 (allpairs = true, halflife =
@@ -33,19 +34,20 @@ top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
 gen="$top_builddir/src/tools/preload-tracegen"
 replay="$top_builddir/src/tools/preload-replay"
 
-seeds="1 2 3 4 5 6" cycles=10000 keep= bound=
-while getopts s:n:k:b opt; do
+seeds="1 2 3 4 5 6" cycles=10000 keep= bound= from=0
+while getopts s:n:k:bf: opt; do
 	case $opt in
 	s) seeds=$OPTARG ;;
 	n) cycles=$OPTARG ;;
 	k) keep=$OPTARG ;;
 	b) bound=1 ;;
+	f) from=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -lt 1 ]; then
-	echo "usage: $0 [-b] [-s SEEDS] [-n CYCLES] [-k DIR] SCENARIO [CONF ...]" >&2
+	echo "usage: $0 [-b] [-f N] [-s SEEDS] [-n CYCLES] [-k DIR] SCENARIO [CONF ...]" >&2
 	exit 2
 fi
 scenario=$1
@@ -77,7 +79,7 @@ for conf in "$@"; do
 			"$gen" --seed "$seed" --cycles "$cycles" --output "$trace" \
 				--bound "$trace.bound" "$scenario" >/dev/null || exit 1
 		fi
-		"$replay" --quiet --conffile "$conf" --json "$tmp/out.json" \
+		"$replay" --quiet --conffile "$conf" --json "$tmp/out.json" --from-cycle "$from" \
 			${bound:+--bound "$trace.bound"} "$trace" \
 			>/dev/null 2>&1 || { echo "$conf: replay of seed $seed failed" >&2; exit 1; }
 		if [ -n "$bound" ]; then
