@@ -111,8 +111,10 @@ typedef struct Exe Exe;
 
 /*
  * A program that was the next to start after another one (Exe.succ):
- * how many of the other's starts it followed. Runtime only, not yet in
- * the state file: after a restart the order of starts is learned again.
+ * how many of the other's starts it followed, and in how many it could
+ * have (it was stopped when the next start came; when it joins the list,
+ * all of the other's earlier successions). Runtime only, not yet in the
+ * state file: after a restart the order of starts is learned again.
  */
 typedef struct ExeSucc {
 	Exe *next;
@@ -383,9 +385,12 @@ double model_quiet(const Model *model);
 #define MODEL_QUIET_MIN_GAPS 10
 /*
  * (model_exes_changed() also records the order of starts: each exe that
- * starts is counted as a successor of model->last_start, the exe that
- * started before it (all of one scan after the same one), in that exe's
- * Exe.succ, and the gap between the two in model->start_gaps.)
+ * starts (not the first sight of one) is counted as a successor of
+ * model->last_start, the exe that started before it (all of one scan
+ * after the same one), in that exe's Exe.succ, and the gap in
+ * model->start_gaps and soon_gaps; unless the gap is model_quiet() or
+ * longer: then it counts in Exe.quiet_starts and quiet_gaps instead. An
+ * exe removed from the model is removed from every Exe.succ.)
  */
 /* model_exes_changed() for one exe. */
 void model_exe_changed(Model *model, Exe *exe, gint64 now);

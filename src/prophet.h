@@ -34,7 +34,8 @@
  * it bids what the full pairwise model would: each exe's share of the
  * pair's starts at the rate the pair leaves "neither", a frequency prior
  * weighted by |correlation|; without it a young chain bid as if its one
- * linking start were the rule.
+ * linking start were the rule. With successor, the order in which
+ * programs start bids too: prophet_bid_successors() below.
  */
 #pragma once
 
@@ -92,12 +93,19 @@ typedef enum {
 } ProphetBidFlags;
 
 /*
- * With PROPHET_SUCCESSOR, the exes that followed the last start
- * (model->last_start, Exe.succ) bid, if stopped,
- *   p = (1 - exp(-1.5 * cycle / gap)) * count / (total + 1)
- * with gap the mean time between two starts, count the starts of the exe
- * that followed the last one and total all the starts that did: the
- * chance that the next start comes within 1.5 cycles and is this exe.
+ * The bids of the order of starts (successor = true; model.h, Exe.succ),
+ * once per scoring, for stopped exes only. Within model_quiet() of the
+ * last start x, each exe y that followed x bids
+ *   p = (1 - exp(-1.5 * cycle / g)) * count / (chances + 1)
+ * with count the starts of y that followed x, chances the successions
+ * of x during which y was stopped (a running program cannot start) and
+ * g the mean gap between starts that came within model_quiet(): the
+ * chance that the next start comes within 1.5 cycles and is y. After
+ * that quiet spell, each exe that opened sessions bids
+ *   p = (1 - exp(-1.5 * cycle / g')) * quiet_starts / (all quiet starts + 1)
+ * with g' the mean time quiet spells lasted beyond model_quiet(). No
+ * start yet, or no gap of the kind needed: no bid. Each bid explains
+ * itself in one line ("gedit: next after evince in 5 of its 9 chances").
  */
 void prophet_bid_successors(Model *model, gint64 cycle);
 
