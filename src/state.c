@@ -570,10 +570,15 @@ load_exemap(Loader *ld, char **f, guint nf, GError **error)
 
 		if (!map)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown map index %d", idx);
-		/* exe_add_map() ignores a second use of the same map; that is a bad file. */
+		/*
+		 * exe_add_map() ignores a second use of the same map; that is a
+		 * bad file, except from 0.6.4, which can write the same EXEMAP
+		 * twice (bookworm's 0.6.4 gave make libdl.so.2's 4 KB at offset
+		 * 8192 twice): the import keeps one.
+		 */
 		before = exe->exemaps->len;
 		exe_add_map_origin(ld->model, exe, map, prob, (ExeMapOrigin)origin);
-		if (exe->exemaps->len == before)
+		if (exe->exemaps->len == before && !ld->legacy)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT,
 					 "duplicate use of map %d by exe %d", idx, exe_idx);
 	}

@@ -1549,6 +1549,38 @@ END_TEST
 
 /* ---- preload 0.6.4 import ---- */
 
+/*
+ * Bookworm's 0.6.4 wrote the same EXEMAP twice for make (libdl.so.2, 4096
+ * bytes at 8192): the import keeps one use and the rest of the file. A
+ * current-format file with a duplicate is still corrupt ("duplicate
+ * exemap" above).
+ */
+START_TEST(test_import_064_duplicate_exemap)
+{
+	static const char text[] =
+		"PRELOAD\t0.6.4\t10\n"
+		"MAP\t21\t10\t8192\t4096\t-1\tfile:///usr/lib/x86_64-linux-gnu/libdl.so.2\n"
+		"MAP\t22\t10\t0\t8192\t-1\tfile:///usr/bin/make\n"
+		"EXE\t1\t0\t10\t-1\tfile:///usr/bin/make\n"
+		"EXEMAP\t1\t21\t1\n"
+		"EXEMAP\t1\t21\t1\n"
+		"EXEMAP\t1\t22\t1\n";
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("dup-exemap");
+	g_autoptr(Model) model = NULL;
+	Exe *make;
+
+	write_bytes(path, text, sizeof text - 1);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	make = model_lookup_exe(model, "/usr/bin/make");
+	ck_assert_ptr_nonnull(make);
+	ck_assert_uint_eq(make->exemaps->len, 2);
+	/* 4096 + 8192: the duplicate counts once. */
+	ck_assert_uint_eq(make->size, 12288);
+}
+END_TEST
+
 START_TEST(test_import_064)
 {
 	g_autoptr(GError) error = NULL;
@@ -2049,6 +2081,7 @@ state_suite(void)
 	tc = tcase_create("import");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_import_064);
+	tcase_add_test(tc, test_import_064_duplicate_exemap);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hostile");
