@@ -66,6 +66,17 @@ if [ ! -x "$tree/lib/systemd/systemd" ]; then
 	mv "$tree.tmp" "$tree"
 fi
 
+# Debian's 0.6.4, for the upgrade under systemd (kept with the tree).
+find_old_deb() {
+	old_deb=
+	for f in "$cache"/preload_0.6.4-*.deb; do [ -f "$f" ] && old_deb=$f; done
+}
+find_old_deb
+if [ -z "$old_deb" ]; then
+	(cd "$cache" && apt-get download preload > /dev/null 2>&1)
+	find_old_deb
+fi
+
 work=$(mktemp -d /var/tmp/preload-boot.XXXXXX)
 root=$work/root
 nspawn_pid=
@@ -81,29 +92,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "copy the tree, install $(basename "$deb")"
-cp -a "$tree" "$root"
-cp "$deb" "$root/tmp/preload.deb"
-# The container's hostname and machine id; no getty on the console.
-echo preload-boot > "$root/etc/hostname"
-: > "$root/etc/machine-id"
-chroot "$root" systemctl mask console-getty.service > /dev/null 2>&1
-if ! chroot "$root" dpkg -i /tmp/preload.deb > "$work/dpkg.log" 2>&1; then
-	cat "$work/dpkg.log"
-	echo "FAIL: dpkg -i in the tree"
-	exit 1
-fi
-pass "installed preload $(chroot "$root" dpkg-query -W -f "\${Version}" preload) in the tree"
-check "the unit is enabled (multi-user.target.wants)" test -L "$root/etc/systemd/system/multi-user.target.wants/preload.service"
-
-step "boot: systemd-nspawn --register=no --keep-unit -b -D $root"
-# nspawn's own system call filter denies fanotify_init and fanotify_mark,
-# which a machine booted on its own allows: let them through, so that the
-# unit's filter and capabilities are what decides.
-systemd-nspawn --register=no --keep-unit --console=pipe -b -D "$root" \
-	--system-call-filter='fanotify_init fanotify_mark' \
-	< /dev/null > "$work/console.log" 2>&1 &
-nspawn_pid=$!
+# A fresh copy of the tree with the package file PKG installed.
+new_root() {  # new_root PKG
+	rm -rf "$root"
+	cp -a "$tree" "$root"
+	# The container's hostname and machine id; no getty on the console.
+	echo preload-boot > "$root/etc/hostname"
+	: > "$root/etc/machine-id"
+	chroot "$root" systemctl mask console-getty.service > /dev/null 2>&1
+	cp "$1" "$root/tmp/install.deb"
+	if ! chroot "$root" dpkg -i /tmp/install.deb > "$work/dpkg.log" 2>&1; then
+		cat "$work/dpkg.log"
+		echo "FAIL: dpkg -i $(basename "$1") in the tree"
+		exit 1
+	fi
+	pass "installed preload $(chroot "$root" dpkg-query -W -f "\${Version}" preload) in the tree"
+}
 
 # The container's PID 1: the child of systemd-nspawn whose pid in its own
 # namespace is 1. (Its /proc/PID/root reads "/": nspawn pivots into the tree.)
@@ -117,34 +121,75 @@ find_leader() {
 	done
 	return 1
 }
-for _ in $(seq 150); do
-	leader=$(find_leader) && break
-	kill -0 "$nspawn_pid" 2> /dev/null || break
-	sleep 0.2
-done
-if [ -z "$leader" ]; then
-	cat "$work/console.log"
-	echo "FAIL: the container did not start"
-	exit 1
-fi
 in_ct() { nsenter -t "$leader" -a -- "$@"; }
 journal_has() {  # journal_has SINCE TEXT
 	in_ct journalctl -u preload.service --since "$1" -o cat | grep -q -- "$2"
 }
 
-booted=
-for _ in $(seq 120); do
-	state=$(in_ct systemctl is-system-running 2> /dev/null)
-	case "$state" in
-	running | degraded) booted=$state; break ;;
-	esac
-	sleep 0.5
-done
-echo "  system state: ${state:-unknown} after $((SECONDS - started)) s"
-check "the container booted (systemctl is-system-running: ${state:-none})" test -n "$booted"
-[ "$booted" = degraded ] && in_ct systemctl --failed --no-legend
+boot() {
+	step "boot: systemd-nspawn --register=no --keep-unit -b -D $root"
+	# nspawn's own system call filter denies fanotify_init and
+	# fanotify_mark, which a machine booted on its own allows: let them
+	# through, so that the unit's filter and capabilities decide.
+	systemd-nspawn --register=no --keep-unit --console=pipe -b -D "$root" \
+		--system-call-filter='fanotify_init fanotify_mark' \
+		< /dev/null > "$work/console.log" 2>&1 &
+	nspawn_pid=$!
+	leader=
+	for _ in $(seq 150); do
+		leader=$(find_leader) && break
+		kill -0 "$nspawn_pid" 2> /dev/null || break
+		sleep 0.2
+	done
+	if [ -z "$leader" ]; then
+		cat "$work/console.log"
+		echo "FAIL: the container did not start"
+		exit 1
+	fi
+	local booted='' state=''
+	for _ in $(seq 120); do
+		state=$(in_ct systemctl is-system-running 2> /dev/null)
+		case "$state" in
+		running | degraded) booted=$state; break ;;
+		esac
+		sleep 0.5
+	done
+	echo "  system state: ${state:-unknown} after $((SECONDS - started)) s"
+	check "the container booted (systemctl is-system-running: ${state:-none})" test -n "$booted"
+	[ "$booted" = degraded ] && in_ct systemctl --failed --no-legend
+}
+
+power_off() {
+	step "poweroff"
+	in_ct systemctl poweroff > /dev/null 2>&1
+	for _ in $(seq 300); do kill -0 "$nspawn_pid" 2> /dev/null || break; sleep 0.2; done
+	if kill -0 "$nspawn_pid" 2> /dev/null; then
+		in_ct systemctl list-jobs --no-pager 2>&1 | sed 's/^/  | /'
+		fail "the container did not power off within 60 s"
+		kill "$nspawn_pid"
+	fi
+	wait "$nspawn_pid"
+	check "the container powered off cleanly" test $? -eq 0
+	nspawn_pid=
+}
+
+# The daemons in the container that run a binary dpkg has replaced.
+deleted_daemons() {
+	# shellcheck disable=SC2016 # expanded by the shell in the container
+	in_ct sh -c 'for p in /proc/[0-9]*; do [ "$(readlink $p/exe)" = "/usr/sbin/preload (deleted)" ] && echo ${p#/proc/}; done' 2> /dev/null
+}
+unit_is_native() {
+	test "$(in_ct systemctl show -p FragmentPath --value preload.service)" = /lib/systemd/system/preload.service
+}
+
+# ---- 1. a fresh install --------------------------------------------------
+step "fresh: copy the tree, install $(basename "$deb")"
+new_root "$deb"
+check "the unit is enabled (multi-user.target.wants)" test -L "$root/etc/systemd/system/multi-user.target.wants/preload.service"
+boot
 
 step "preload.service"
+check "the native unit is loaded (/lib/systemd/system/preload.service)" unit_is_native
 check "preload.service is active" test "$(in_ct systemctl is-active preload.service)" = active
 in_ct systemctl show -p Type -p MainPID -p NRestarts -p ExecMainStartTimestamp preload.service | sed 's/^/  /'
 main_pid=$(in_ct systemctl show -p MainPID --value preload.service)
@@ -239,17 +284,42 @@ echo "  exposure: ${score:-none}"
 check "systemd-analyze security: ${score:-no score} <= 2.0" \
 	awk -v s="${score:-99}" 'BEGIN { exit !(s <= 2.0) }'
 
-step "poweroff"
-in_ct systemctl poweroff > /dev/null 2>&1
-for _ in $(seq 300); do kill -0 "$nspawn_pid" 2> /dev/null || break; sleep 0.2; done
-if kill -0 "$nspawn_pid" 2> /dev/null; then
-	in_ct systemctl list-jobs --no-pager 2>&1 | sed 's/^/  | /'
-	fail "the container did not power off within 60 s"
+power_off
+
+# ---- 2. an upgrade from 0.6.4 under systemd ---------------------------------
+if [ -z "$old_deb" ]; then
+	fail "no preload 0.6.4 package (apt-get download preload failed): the upgrade under systemd was not tested"
 else
-	wait "$nspawn_pid"
-	check "the container powered off cleanly" test $? -eq 0
+	step "upgrade: copy the tree, install $(basename "$old_deb")"
+	new_root "$old_deb"
+	# Learn quickly, and a local change that the upgrade must keep.
+	sed -i 's/^cycle = 20$/cycle = 5/' "$root/etc/preload.conf"
+	boot
+	check "0.6.4 runs under the unit generated from its init script" \
+		test "$(in_ct systemctl show -p ActiveState -p SourcePath --value preload.service | tr '\n' ' ')" = "active /etc/init.d/preload "
+	in_ct /usr/bin/perl -MPOSIX -e 'sleep 120' > /dev/null 2>&1 &
+	sleep 20
+	# nspawn mounts a tmpfs on the container's /tmp: put it elsewhere.
+	cp "$deb" "$root/var/tmp/upgrade.deb"
+	since=$(in_ct date '+%Y-%m-%d %H:%M:%S')
+	step "upgrade: dpkg -i $(basename "$deb") in the running container"
+	in_ct dpkg -i --force-confold /var/tmp/upgrade.deb > "$work/upgrade.log" 2>&1
+	rc=$?
+	sed 's/^/  | /' "$work/upgrade.log"
+	check "dpkg -i: exit 0" test "$rc" -eq 0
+	check "the native unit replaces the generated one" unit_is_native
+	check "preload.service is active" test "$(in_ct systemctl is-active preload.service)" = active
+	check "no 0.6.4 daemon is left running a replaced binary" test -z "$(deleted_daemons)"
+	check "the new daemon loaded 0.6.4's state" journal_has "$since" "loaded state from /var/lib/preload/preload.state"
+	line=$(in_ct journalctl -u preload.service --since "$since" -o cat | grep -m 1 "loaded state from")
+	echo "  $line"
+	exes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) exes.*/\1/p')
+	check "import: ${exes:-no} exes (> 0)" test "${exes:-0}" -gt 0
+	check "conffile kept: cycle = 5" grep -q '^cycle = 5$' "$root/etc/preload.conf"
+	check "the state directory is root's only (0700)" test "$(stat -c %a "$root/var/lib/preload")" = 700
+	in_ct pkill -x perl
+	power_off
 fi
-nspawn_pid=
 
 step "done"
 echo "boot.sh: $failures failed checks in $((SECONDS - started)) s"
