@@ -284,7 +284,7 @@ fi
 check "the new daemon loaded the 0.6.4 state" wait_log "$from" "loaded state from $STATE"
 new_exes=$(loaded_exes "$from")
 echo "  $(tail -n +"$from" "$LOG" | grep -m 1 "loaded state")"
-check "import: 0.6.4's $old_exes exes came in as ${new_exes:-none} (> 0)" test "${new_exes:-0}" -gt 0
+check "import: all of 0.6.4's $old_exes exes came in (${new_exes:-none})" test "${new_exes:-0}" -gt 0 -a "${new_exes:-0}" = "$old_exes"
 check "conffile kept: /etc/preload.conf still has cycle = 5" grep -q '^cycle = 5$' /etc/preload.conf
 check "conffile kept: the local comment is still there" grep -q '^# local change kept across the upgrade$' /etc/preload.conf
 check "the new preload.conf was put beside it (.dpkg-dist)" test -f /etc/preload.conf.dpkg-dist
