@@ -122,8 +122,14 @@ find_leader() {
 	return 1
 }
 in_ct() { nsenter -t "$leader" -a -- "$@"; }
+# Polls for up to 30 s: the daemon runs at nice 15 in the idle I/O class,
+# and on a busy machine may take seconds to get to a signal.
 journal_has() {  # journal_has SINCE TEXT
-	in_ct journalctl -u preload.service --since "$1" -o cat | grep -q -- "$2"
+	for _ in $(seq 60); do
+		in_ct journalctl -u preload.service --since "$1" -o cat | grep -q -- "$2" && return 0
+		sleep 0.5
+	done
+	return 1
 }
 
 boot() {

@@ -171,8 +171,10 @@ loaded_exes() {
 	tail -n +"$1" "$LOG" 2> /dev/null | sed -n "s|.*loaded state from $STATE in .*: \([0-9]*\) exes.*|\1|p" | tail -n 1
 }
 log_lines() { wc -l < "$LOG" 2> /dev/null || echo 0; }
+# The daemon runs at nice 15 in the idle I/O class: on a busy machine it
+# may take seconds to get to a signal or to its first log lines.
 wait_log() {  # wait_log FROM_LINE PATTERN [SECONDS]
-	for _ in $(seq $((${3:-10} * 10))); do
+	for _ in $(seq $((${3:-30} * 10))); do
 		tail -n +"$1" "$LOG" 2> /dev/null | grep -q -- "$2" && return 0
 		sleep 0.1
 	done
