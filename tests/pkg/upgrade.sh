@@ -286,6 +286,12 @@ fi
 check "the new daemon loaded the 0.6.4 state" wait_log "$from" "loaded state from $STATE"
 new_exes=$(loaded_exes "$from")
 echo "  $(tail -n +"$from" "$LOG" | grep -m 1 "loaded state")"
+# 0.6.4 saved again when the preinst stopped it, having learned more since
+# SIGUSR2: the file the new daemon imported is still on disk, in 0.6.4's
+# format, until the new daemon first saves.
+if [ "$(head -c 8 "$STATE")" = "$(printf 'PRELOAD\t')" ]; then
+	old_exes=$(grep -c "^EXE$(printf '\t')" "$STATE")
+fi
 check "import: all of 0.6.4's $old_exes exes came in (${new_exes:-none})" test "${new_exes:-0}" -gt 0 -a "${new_exes:-0}" = "$old_exes"
 check "conffile kept: /etc/preload.conf still has cycle = 5" grep -q '^cycle = 5$' /etc/preload.conf
 check "conffile kept: the local comment is still there" grep -q '^# local change kept across the upgrade$' /etc/preload.conf
