@@ -229,6 +229,21 @@ fi
 step "learning: two cycles (45 s)"
 sleep 45
 
+step "after two cycles"
+in_ct systemctl status --no-pager --lines=0 preload.service > "$work/status" 2>&1
+sed 's/^/  | /' "$work/status"
+check "systemctl status shows the daemon's STATUS= line" grep -q "^ *Status: " "$work/status"
+if [ -n "$ctl" ]; then
+	for verb in status "explain /usr/bin/perl"; do
+		# shellcheck disable=SC2086 # the verb and its argument
+		in_ct preloadctl $verb > "$work/ctl.out" 2>&1
+		rc=$?
+		echo "  preloadctl $verb:"
+		sed 's/^/  | /' "$work/ctl.out"
+		check "preloadctl $verb: exit 0" test "$rc" -eq 0
+	done
+fi
+
 step "systemctl stop"
 state_file=$root/var/lib/preload/preload.state
 before=$(stat -c %Y "$state_file" 2> /dev/null || echo 0)
