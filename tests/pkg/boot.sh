@@ -25,12 +25,24 @@ started=$SECONDS
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 cache=${PRELOAD_BOOT_CACHE:-/var/cache/preload-boot}
 tree=$cache/tree
-mirror=${PRELOAD_BOOT_MIRROR:-http://deb.debian.org/debian}
+# The mirror debootstrap fetches from: the one this machine's apt uses
+# (deb822 sources first, then the one-line format), so the test goes
+# wherever the machine's package manager is allowed to go.
+apt_mirror() {
+	local uri
+	uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		grep -v -- '-security' | head -n 1)
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $2 !~ /^\[/ && $2 !~ /-security/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+	echo "$uri"
+}
+mirror=${PRELOAD_BOOT_MIRROR:-$(apt_mirror)}
 
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 command -v systemd-nspawn > /dev/null || skip "needs systemd-nspawn (apt-get install -y systemd-container)"
 command -v nsenter > /dev/null || skip "needs nsenter (util-linux)"
+[ -n "$mirror" ] || skip "no Debian mirror in this machine's apt sources (set PRELOAD_BOOT_MIRROR)"
 command -v python3 > /dev/null || skip "needs python3 to read the journal's JSON"
 
 deb=${1:-}
