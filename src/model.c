@@ -484,9 +484,8 @@ markov_backfill(Model *model, Markov *markov, gint64 when, gboolean recorded)
 	markov->time_to_leave[MARKOV_NEITHER] = (float)(MAX(neither, 0.0) / (sa + sb));
 }
 
-/* markov_new(), and with `backfill` markov_backfill() before the first transition. */
-static Markov *
-markov_make(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize, gboolean backfill)
+Markov *
+markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start)
 {
 	Markov *markov;
 	int current, before;
@@ -511,7 +510,7 @@ markov_make(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize, gbool
 	current = markov_current_state(model, markov);
 	markov->state = current;
 	markov->change_timestamp = now;
-	if (!initialize)
+	if (start == MARKOV_START_BLANK)
 		return markov;
 
 	/*
@@ -523,7 +522,7 @@ markov_make(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize, gbool
 	markov->time = MAX(0.0, a->time + b->time - model->total_time);
 
 	known = pair_history(a, b, current, &before, &since, &when);
-	if (backfill)
+	if (start == MARKOV_START_BACKFILLED)
 		markov_backfill(model, markov, known ? when : now, known);
 	if (known) {
 		/*
@@ -543,12 +542,6 @@ markov_make(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize, gbool
 		markov->change_timestamp = latest >= 0 ? latest : now;
 	}
 	return markov;
-}
-
-Markov *
-markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize)
-{
-	return markov_make(model, a, b, now, initialize, FALSE);
 }
 
 void
@@ -758,7 +751,7 @@ model_add_exe(Model *model, Exe *exe, gint64 now, gboolean create_chains)
 		/* Before inserting, so the exe gets no chain with itself. */
 		g_hash_table_iter_init(&iter, model->exes);
 		while (g_hash_table_iter_next(&iter, NULL, &value))
-			markov_new(model, value, exe, now, TRUE);
+			markov_new(model, value, exe, now, MARKOV_START_OBSERVED);
 	}
 
 	g_hash_table_insert(model->exes, exe->path, exe);
@@ -871,7 +864,7 @@ model_link_exe(Model *model, Exe *exe, gint64 now)
 		if (!pair_history(other, exe, pair_state(model, other, exe),
 				  &before, &since, &when))
 			continue;
-		markov_make(model, other, exe, now, TRUE, TRUE);
+		markov_new(model, other, exe, now, MARKOV_START_BACKFILLED);
 	}
 
 	/*
@@ -908,7 +901,7 @@ model_link_exe(Model *model, Exe *exe, gint64 now)
 
 		if (other == exe || model_lookup_chain(model, other, exe))
 			continue;
-		markov_make(model, other, exe, now, TRUE, TRUE);
+		markov_new(model, other, exe, now, MARKOV_START_BACKFILLED);
 	}
 }
 

@@ -287,14 +287,24 @@ gboolean exe_is_constant(const Model *model, const Exe *exe);
 
 /* ---- chains ---- */
 
-/*
- * Links a new chain between a and b (a != b) into both exes. When
- * `initialize` is TRUE the chain starts in the pair's current state and,
- * when both exes' change times are known, records the most recent change
- * as a transition so a new pair learns from what was just observed.
- * When FALSE (loading saved state) it starts in the current state at now.
- */
-Markov *markov_new(Model *model, Exe *a, Exe *b, gint64 now, gboolean initialize);
+/* How a new chain starts. */
+typedef enum MarkovStart {
+	/* In the pair's current state at now, with nothing learned: a chain
+	 * about to be filled from saved state. */
+	MARKOV_START_BLANK,
+	/* From what the pair's change times tell: the time they ran together
+	 * is bounded below, and when both changes are known the most recent
+	 * one is recorded as the first transition, so a new pair learns from
+	 * what was just observed. */
+	MARKOV_START_OBSERVED,
+	/* As MARKOV_START_OBSERVED, after giving the "neither" row what the
+	 * pair's chain would hold had it been kept all along: a chain made
+	 * late, by model_link_exe(). */
+	MARKOV_START_BACKFILLED,
+} MarkovStart;
+
+/* Links a new chain between a and b (a != b) into both exes, started as `start` says. */
+Markov *markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start);
 /* Unlinks the chain from both exes and the model and frees it. */
 void markov_free(Model *model, Markov *markov);
 /* The state the pair is in now, from the exes' running flags. */

@@ -660,7 +660,7 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 	 * No exe runs yet, so the chain starts in state 0 at the model time;
 	 * the first scan moves it to the pair's real state.
 	 */
-	markov = markov_new(ld->model, a, b, ld->model->time, FALSE);
+	markov = markov_new(ld->model, a, b, ld->model->time, MARKOV_START_BLANK);
 	markov->time = time;
 	memcpy(markov->time_to_leave, tau, sizeof(tau));
 	memcpy(markov->weight, weight, sizeof(weight));

@@ -528,7 +528,7 @@ START_TEST(test_markov_new_later_is_a)
 	model->last_running_timestamp = 60;
 	b->running_timestamp = 60;
 	a->change_timestamp = 50;
-	m = markov_new(model, a, b, 60, TRUE);
+	m = markov_new(model, a, b, 60, MARKOV_START_OBSERVED);
 	ck_assert_uint_eq(model->n_chains, 1);
 	ck_assert_ptr_eq(g_ptr_array_index(a->chains, 0), m);
 	ck_assert_ptr_eq(g_ptr_array_index(b->chains, 0), m);
@@ -559,19 +559,19 @@ START_TEST(test_markov_new_no_history)
 	model->last_running_timestamp = 30;
 
 	/* Equal change times: current state, entered then, nothing recorded. */
-	m = markov_new(model, a, b, 40, TRUE);
+	m = markov_new(model, a, b, 40, MARKOV_START_OBSERVED);
 	ck_assert_int_eq(m->state, MARKOV_BOTH);
 	ck_assert_int_eq(m->change_timestamp, 30);
 	ck_assert_double_eq_tol(weight_sum(m), 0, TOL);
 
 	/* One time unknown: the known one. */
-	m = markov_new(model, a, c, 40, TRUE);
+	m = markov_new(model, a, c, 40, MARKOV_START_OBSERVED);
 	ck_assert_int_eq(m->state, MARKOV_A);
 	ck_assert_int_eq(m->change_timestamp, 30);
 	ck_assert_double_eq_tol(weight_sum(m), 0, TOL);
 
 	/* Without initialize (loading): current state at now. */
-	m = markov_new(model, c, b, 40, FALSE);
+	m = markov_new(model, c, b, 40, MARKOV_START_BLANK);
 	ck_assert_int_eq(m->state, MARKOV_B);
 	ck_assert_int_eq(m->change_timestamp, 40);
 	ck_assert_double_eq_tol(weight_sum(m), 0, TOL);
@@ -582,8 +582,8 @@ START_TEST(test_markov_new_no_history)
 	 * either order), is a programming error.
 	 */
 	catch_criticals();
-	ck_assert_ptr_null(markov_new(model, a, a, 40, TRUE));
-	ck_assert_ptr_null(markov_new(model, c, a, 40, TRUE));
+	ck_assert_ptr_null(markov_new(model, a, a, 40, MARKOV_START_OBSERVED));
+	ck_assert_ptr_null(markov_new(model, c, a, 40, MARKOV_START_OBSERVED));
 	ck_assert_uint_eq(criticals, 2);
 	ck_assert_uint_eq(model->n_chains, 3);
 	ck_assert_uint_eq(a->chains->len, 2);
@@ -605,7 +605,7 @@ START_TEST(test_markov_current_state)
 
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
-	m = markov_new(model, a, b, 0, FALSE);
+	m = markov_new(model, a, b, 0, MARKOV_START_BLANK);
 	model->last_running_timestamp = 5;
 	ck_assert_int_eq(markov_current_state(model, m), MARKOV_NEITHER);
 	a->running_timestamp = 5;
@@ -628,7 +628,7 @@ correlation_chain(Model *model, gint64 t, double A, double B, double X)
 
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
-	m = markov_new(model, a, b, 0, FALSE);
+	m = markov_new(model, a, b, 0, MARKOV_START_BLANK);
 	/* The correlation's t is the accounted (aged) time, not the clock. */
 	model->total_time = (double)t;
 	a->time = A;
@@ -782,8 +782,8 @@ START_TEST(test_chain_lookup)
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
 	model_add_exe(model, c, 0, FALSE);
-	ab = markov_new(model, a, b, 0, FALSE);
-	bc = markov_new(model, c, b, 0, FALSE);
+	ab = markov_new(model, a, b, 0, MARKOV_START_BLANK);
+	bc = markov_new(model, c, b, 0, MARKOV_START_BLANK);
 	ck_assert_ptr_eq(model_lookup_chain(model, a, b), ab);
 	ck_assert_ptr_eq(model_lookup_chain(model, b, a), ab);
 	ck_assert_ptr_eq(model_lookup_chain(model, b, c), bc);
@@ -1263,8 +1263,8 @@ START_TEST(test_count_starts)
 	model_add_exe(model, b, 0, FALSE);
 	model_add_exe(model, c, 0, FALSE);
 	model_add_exe(model, d, 0, FALSE);
-	ab = markov_new(model, a, b, 0, FALSE);
-	ca = markov_new(model, c, a, 0, FALSE);
+	ab = markov_new(model, a, b, 0, MARKOV_START_BLANK);
+	ca = markov_new(model, c, a, 0, MARKOV_START_BLANK);
 	/*
 	 * (a, b): a starts on 0 -> 1, 0 -> 3, 2 -> 1, 2 -> 3: 2 + 1 + 0.5 + 3
 	 * = 6.5; b on 0 -> 2, 0 -> 3, 1 -> 2, 1 -> 3: 4 + 1 + 0 + 2 = 7.
@@ -1344,12 +1344,12 @@ START_TEST(test_markov_new_joint_floor)
 	a->time = 80;
 	b->time = 50;
 	c->time = 20;
-	m = markov_new(model, a, b, 0, TRUE);
+	m = markov_new(model, a, b, 0, MARKOV_START_OBSERVED);
 	ck_assert_double_eq_tol(m->time, 30, TOL);
-	m = markov_new(model, a, c, 0, TRUE);
+	m = markov_new(model, a, c, 0, MARKOV_START_OBSERVED);
 	ck_assert_double_eq_tol(m->time, 0, TOL);
 	/* Loading sets the time from the file: 0 until then. */
-	m = markov_new(model, b, c, 0, FALSE);
+	m = markov_new(model, b, c, 0, MARKOV_START_BLANK);
 	ck_assert_double_eq_tol(m->time, 0, TOL);
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
@@ -1373,15 +1373,15 @@ START_TEST(test_account_running)
 	model_add_exe(model, d, 0, FALSE);
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
-	da = markov_new(model, d, a, 0, FALSE);
-	ab = markov_new(model, a, b, 0, FALSE);
+	da = markov_new(model, d, a, 0, MARKOV_START_BLANK);
+	ab = markov_new(model, a, b, 0, MARKOV_START_BLANK);
 	/* d has more chains (6) than there are running exes (3). */
 	for (int i = 0; i < 5; i++) {
 		g_autofree char *path = g_strdup_printf("/usr/bin/s%d", i);
 		Exe *s = exe_new(path, FALSE, 0);
 
 		model_add_exe(model, s, 0, FALSE);
-		ds[i] = markov_new(model, d, s, 0, FALSE);
+		ds[i] = markov_new(model, d, s, 0, MARKOV_START_BLANK);
 	}
 
 	scan(model, 20, run);
@@ -1415,7 +1415,7 @@ START_TEST(test_age)
 
 	model_add_exe(model, a, 0, FALSE);
 	model_add_exe(model, b, 0, FALSE);
-	m = markov_new(model, a, b, 0, FALSE);
+	m = markov_new(model, a, b, 0, MARKOV_START_BLANK);
 	model->total_time = 400;
 	a->time = 200;
 	a->starts = 6;
@@ -1494,9 +1494,9 @@ START_TEST(test_age_forgets)
 		e[i] = exe_new(path, FALSE, 0);
 		model_add_exe(model, e[i], 0, FALSE);
 	}
-	neither = markov_new(model, e[0], e[1], 0, FALSE);
-	one = markov_new(model, e[2], e[0], 0, FALSE);
-	both = markov_new(model, e[2], e[3], 0, FALSE);
+	neither = markov_new(model, e[0], e[1], 0, MARKOV_START_BLANK);
+	one = markov_new(model, e[2], e[0], 0, MARKOV_START_BLANK);
+	both = markov_new(model, e[2], e[3], 0, MARKOV_START_BLANK);
 	neither->weight[0][0] = 0.06;
 	neither->weight[0][1] = 0.06;
 	one->weight[2][2] = 0.06;
@@ -1541,7 +1541,7 @@ START_TEST(test_forget_exes)
 		exe_add_map(model, e[i], i == 0 ? shared : model_lookup_map(model,
 			    "/usr/lib/libshared.so", 0, 4096), 1.0);
 	}
-	markov_new(model, e[0], e[3], 0, FALSE);
+	markov_new(model, e[0], e[3], 0, MARKOV_START_BLANK);
 	/* A running exe is kept however old its update time. */
 	runner = exe_new("/usr/bin/runner", TRUE, 0);
 	runner->update_time = -1;

@@ -73,7 +73,7 @@ bid_chain(Model *model, Exe **a, Exe **b)
 
 	*a = add_exe(model, "/usr/bin/a");
 	*b = add_exe(model, "/usr/bin/b");
-	m = markov_new(model, *a, *b, 0, FALSE);
+	m = markov_new(model, *a, *b, 0, MARKOV_START_BLANK);
 	m->state = MARKOV_NEITHER;
 	m->weight[0][0] = 4;
 	m->weight[0][1] = 2;
@@ -504,8 +504,8 @@ START_TEST(test_bid_base_max)
 	Markov *ab = bid_chain(model, &a, &b);
 	Exe *c = add_exe(model, "/usr/bin/c");
 	Exe *d = add_exe(model, "/usr/bin/d");
-	Markov *ac = markov_new(model, a, c, 0, FALSE);
-	Markov *ad = markov_new(model, a, d, 0, FALSE);
+	Markov *ac = markov_new(model, a, c, 0, MARKOV_START_BLANK);
+	Markov *ad = markov_new(model, a, d, 0, MARKOV_START_BLANK);
 
 	/*
 	 * ab (state 0): a bids p1 = 0.63212056 * 3/4.01 = 0.47290815,
@@ -569,9 +569,9 @@ START_TEST(test_score)
 	Exe *a = add_exe(model, "/usr/bin/a");
 	Exe *b = add_exe(model, "/usr/bin/b");
 	Exe *c = add_exe(model, "/usr/bin/c");
-	Markov *ab = markov_new(model, a, b, 0, FALSE);
-	Markov *ac = markov_new(model, a, c, 0, FALSE);
-	Markov *bc = markov_new(model, b, c, 0, FALSE);
+	Markov *ab = markov_new(model, a, b, 0, MARKOV_START_BLANK);
+	Markov *ac = markov_new(model, a, c, 0, MARKOV_START_BLANK);
+	Markov *bc = markov_new(model, b, c, 0, MARKOV_START_BLANK);
 	Map *shared, *half, *only_a, *only_b;
 
 	shared = add_map(model, a, "/usr/lib/libshared.so", 0, 8192, 1.0);

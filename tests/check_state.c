@@ -208,7 +208,7 @@ build_model(void)
 	map->file = shared_id;
 	exe_add_map(model, a, map, 1.0);
 
-	m = markov_new(model, a, b, model->time, FALSE);
+	m = markov_new(model, a, b, model->time, MARKOV_START_BLANK);
 	m->time = 2.0 / 3.0;
 	m->time_to_leave[0] = 1.0 / 3.0;
 	m->time_to_leave[1] = G_PI;
@@ -337,7 +337,7 @@ START_TEST(test_round_trip_float_extremes)
 	g_autofree char *text = NULL;
 	Exe *a = add_exe(model, "/usr/bin/a", 10, 0);
 	Exe *b = add_exe(model, "/usr/bin/b", 20, 0);
-	Markov *m = markov_new(model, a, b, model->time, FALSE);
+	Markov *m = markov_new(model, a, b, model->time, MARKOV_START_BLANK);
 
 	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 4096, 0), 1.0);
 	exe_add_map(model, b, map_new("/usr/lib/libb.so", 0, 4096, 0), 1.0);
@@ -377,7 +377,7 @@ build_big_model(void)
 
 		exe_add_map(model, exe, map_new(path, 0, 4096 * (guint64)(i + 1), 4000), 1.0);
 		if (prev) {
-			Markov *m = markov_new(model, prev, exe, model->time, FALSE);
+			Markov *m = markov_new(model, prev, exe, model->time, MARKOV_START_BLANK);
 
 			m->time = i;
 			m->weight[0][1] = 1.0 / 3.0;
@@ -1154,7 +1154,7 @@ START_TEST(test_save_ages)
 	b = add_exe(model, "/usr/bin/b", 10, 950);
 	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 4096, 900), 1.0);
 	exe_add_map(model, b, map_new("/usr/lib/libb.so", 0, 4096, 950), 1.0);
-	m = markov_new(model, a, b, model->time, FALSE);
+	m = markov_new(model, a, b, model->time, MARKOV_START_BLANK);
 	m->time = 7;
 	m->time_to_leave[1] = 10.0 / 3.0;
 	m->weight[1][1] = 3;

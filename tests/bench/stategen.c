@@ -108,7 +108,7 @@ generate(guint n_exes, guint n_maps, guint maps_per_exe, guint32 seed, Exe ***ex
 	/* Every pair, as 0.6.4 has them: (i, j) with i < j, a = exes[i]. */
 	for (guint i = 0; i < n_exes; i++) {
 		for (guint j = i + 1; j < n_exes; j++)
-			fill_chain(rand, markov_new(model, exes[i], exes[j], model->time, FALSE));
+			fill_chain(rand, markov_new(model, exes[i], exes[j], model->time, MARKOV_START_BLANK));
 	}
 	for (guint i = 0; i < n_maps; i++) {
 		if (pool[i]->refcount == 0)
