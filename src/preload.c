@@ -611,9 +611,15 @@ launch_hold(gpointer data, gint64 until_us)
 static void
 launch_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits)
 {
+	WatchMeasure m = watch_measure_exe(exe, prefetch_seq, WATCH_PROBE_CACHE);
+
 	(void)data;
-	watch_measure_exe(exe, prefetch_seq, TRUE, &hits->bytes, &hits->prefetched,
-			  &hits->probed, &hits->resident);
+	*hits = (LaunchHits){
+		.bytes = m.bytes,
+		.prefetched = m.prefetched,
+		.probed = m.probed,
+		.resident = m.resident,
+	};
 }
 
 /*

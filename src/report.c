@@ -1033,10 +1033,10 @@ report_explain(const ReportSources *src, const char *program, gboolean probe,
 			    "%u of its %u maps are stale: their files are gone or were replaced",
 			    ex->maps_stale, ex->maps);
 	if (probe) {
-		guint64 bytes, prefetched;
+		WatchMeasure m = watch_measure_exe(exe, model->prefetch_seq, WATCH_PROBE_CACHE);
 
-		watch_measure_exe(exe, model->prefetch_seq, TRUE, &bytes, &prefetched,
-				  &ex->probed_bytes, &ex->resident);
+		ex->probed_bytes = m.probed;
+		ex->resident = m.resident;
 		ex->probed = ex->probed_bytes > 0;
 		/* Nearly all: a few pages of a large set are evicted all the time. */
 		if (ex->probed && ex->resident >= ex->probed_bytes / 100 * 95)

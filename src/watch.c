@@ -767,25 +767,24 @@ watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes, guint64
  * asks the kernel afresh each time.
  */
 
-void
-watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
-		  guint64 *bytes, guint64 *prefetched, guint64 *probed, guint64 *resident)
+WatchMeasure
+watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe)
 {
+	WatchMeasure m = { 0 };
 	const char *open_path = NULL;
 	struct stat st;
 	int fd = -1;
 
-	*bytes = *prefetched = *probed = *resident = 0;
-	g_return_if_fail(exe != NULL);
+	g_return_val_if_fail(exe != NULL, m);
 
 	for (guint i = 0; i < exe->exemaps->len; i++) {
 		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
 		guint64 in_cache = 0, length;
 
-		*bytes += map->length;
+		m.bytes += map->length;
 		if (prefetch_seq != 0 && map->prefetch_seq == prefetch_seq)
-			*prefetched += map->length;
-		if (!probe)
+			m.prefetched += map->length;
+		if (probe == WATCH_PROBE_NONE)
 			continue;
 		/* An exe's maps of one file are usually adjacent: open it once. */
 		if (!open_path || strcmp(open_path, map->path) != 0) {
@@ -800,18 +799,19 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
 		 * told is not probed at all.
 		 */
 		if (fd < 0 || map->offset >= (guint64)st.st_size) {
-			*probed += map->length;
+			m.probed += map->length;
 			continue;
 		}
 		length = MIN(map->length, (guint64)st.st_size - map->offset);
 		if (pagecache_resident_bytes(NULL, fd, map->path, &st, map->offset, length,
 					     &in_cache)) {
-			*probed += map->length;
-			*resident += in_cache;
+			m.probed += map->length;
+			m.resident += in_cache;
 		}
 	}
 	if (fd >= 0)
 		(void)close(fd);
+	return m;
 }
 
 /* ---- learned read sets ------------------------------------------------------ */

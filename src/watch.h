@@ -264,16 +264,28 @@ guint64 watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes,
 
 /* ---- the page cache (I/O) ---- */
 
+/* Whether watch_measure_exe() asks the page cache. */
+typedef enum WatchProbe {
+	WATCH_PROBE_NONE,   /* count bytes only */
+	WATCH_PROBE_CACHE,  /* ask the page cache which are resident */
+} WatchProbe;
+
+/* An exe's learned set, measured. */
+typedef struct WatchMeasure {
+	guint64 bytes;       /* in total */
+	guint64 prefetched;  /* of which the prefetch asked about read */
+	guint64 probed;      /* of which the page cache could be asked about (a
+			      * vanished file counts, as not resident; a file
+			      * whose residency cannot be told does not) */
+	guint64 resident;    /* of which are resident */
+} WatchMeasure;
+
 /*
- * Measures exe's learned set (all its maps) now: *bytes in total, of which
- * *prefetched were read by the prefetch numbered prefetch_seq (0: none).
- * When probe is TRUE the page cache is asked: *probed bytes could be
- * asked (a vanished file counts, as not resident; a file whose residency
- * cannot be told does not), of which *resident are resident.
+ * Measures exe's learned set (all its maps) now, against the prefetch
+ * numbered prefetch_seq (0: none). probed and resident stay 0 with
+ * WATCH_PROBE_NONE.
  */
-void watch_measure_exe(const Exe *exe, guint64 prefetch_seq, gboolean probe,
-		       guint64 *bytes, guint64 *prefetched, guint64 *probed,
-		       guint64 *resident);
+WatchMeasure watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe);
 
 /* ---- the watcher (I/O) ---- */
 

@@ -751,7 +751,7 @@ START_TEST(test_measure_exe)
 	g_autoptr(Model) model = model_new();
 	Exe *exe = exe_new("/bin/app", FALSE, 0);
 	Map *a, *b;
-	guint64 bytes, prefetched, probed, resident;
+	WatchMeasure m;
 
 	a = map_new(path, 0, 4 * P, 0);      /* pages 0-3: 0 and 1 resident */
 	b = map_new(path, 8 * P, 2 * P, 0);  /* pages 8-9: 8 resident */
@@ -766,18 +766,18 @@ START_TEST(test_measure_exe)
 	 * 4 + 2 + 1 pages in all; a was in prefetch 7; all probed (the
 	 * missing file as not resident); 3 pages resident.
 	 */
-	watch_measure_exe(exe, 7, TRUE, &bytes, &prefetched, &probed, &resident);
-	ck_assert_uint_eq(bytes, 7 * P);
-	ck_assert_uint_eq(prefetched, 4 * P);
-	ck_assert_uint_eq(probed, 7 * P);
-	ck_assert_uint_eq(resident, 3 * P);
+	m = watch_measure_exe(exe, 7, WATCH_PROBE_CACHE);
+	ck_assert_uint_eq(m.bytes, 7 * P);
+	ck_assert_uint_eq(m.prefetched, 4 * P);
+	ck_assert_uint_eq(m.probed, 7 * P);
+	ck_assert_uint_eq(m.resident, 3 * P);
 
 	/* No probe; no prefetch yet (0) matches nothing. */
-	watch_measure_exe(exe, 0, FALSE, &bytes, &prefetched, &probed, &resident);
-	ck_assert_uint_eq(bytes, 7 * P);
-	ck_assert_uint_eq(prefetched, 0);
-	ck_assert_uint_eq(probed, 0);
-	ck_assert_uint_eq(resident, 0);
+	m = watch_measure_exe(exe, 0, WATCH_PROBE_NONE);
+	ck_assert_uint_eq(m.bytes, 7 * P);
+	ck_assert_uint_eq(m.prefetched, 0);
+	ck_assert_uint_eq(m.probed, 0);
+	ck_assert_uint_eq(m.resident, 0);
 }
 END_TEST
 
