@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "interval.h"
 #include "proc.h"
 #include "watch.h"
 
@@ -680,54 +681,10 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 
 /* ---- read sets from the watcher ------------------------------------------ */
 
-/* A byte interval [start, end) of one file. */
-typedef struct {
-	guint64 start, end;
-} Interval;
-
-static gint
-compare_intervals(gconstpointer a, gconstpointer b)
-{
-	const Interval *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 static void
 free_intervals(gpointer data)
 {
 	g_array_unref(data);
-}
-
-/*
- * Appends to pieces the parts of [start, end) that no interval in `have`
- * (sorted by start) covers. Kept here as it was in the spy until the
- * shared interval library (interval.h) lands; then this copy goes.
- */
-static void
-subtract_intervals(guint64 start, guint64 end, const GArray *have, GArray *pieces)
-{
-	guint64 cur = start;
-
-	for (guint i = 0; have && i < have->len && cur < end; i++) {
-		const Interval *iv = &g_array_index(have, Interval, i);
-
-		if (iv->end <= cur)
-			continue;
-		if (iv->start >= end)
-			break;
-		if (iv->start > cur) {
-			Interval piece = { cur, iv->start };
-
-			g_array_append_val(pieces, piece);
-		}
-		cur = MAX(cur, iv->end);
-	}
-	if (cur < end) {
-		Interval piece = { cur, end };
-
-		g_array_append_val(pieces, piece);
-	}
 }
 
 /*
@@ -756,10 +713,10 @@ known_init(Known *k, const Exe *exe)
 	for (guint i = 0; exe && i < exe->exemaps->len; i++) {
 		const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
 		GArray *list = g_hash_table_lookup(k->have, em->map->path);
-		Interval iv = { em->map->offset, em->map->offset + em->map->length };
+		Interval iv = interval_from_range(em->map->offset, em->map->length);
 
 		if (!list) {
-			list = g_array_new(FALSE, FALSE, sizeof(Interval));
+			list = interval_array_new();
 			g_hash_table_insert(k->have, em->map->path, list);
 		}
 		g_array_append_val(list, iv);
@@ -772,7 +729,7 @@ known_init(Known *k, const Exe *exe)
 	}
 	g_hash_table_iter_init(&iter, k->have);
 	while (g_hash_table_iter_next(&iter, NULL, &value))
-		g_array_sort(value, compare_intervals);
+		interval_sort(value);
 }
 
 static void
@@ -799,7 +756,7 @@ pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
 
 	for (guint i = 0; i < ranges->len; i++) {
 		const WatchRange *r = &g_array_index(ranges, WatchRange, i);
-		g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(Interval));
+		g_autoptr(GArray) pieces = interval_array_new();
 		GArray *list;
 
 		if (!r->path || r->path[0] != '/' || r->length == 0 ||
@@ -816,7 +773,7 @@ pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
 		if (g_hash_table_contains(k->mapped_paths, r->path))
 			continue;
 		list = g_hash_table_lookup(k->have, r->path);
-		subtract_intervals(r->offset, r->offset + r->length, list, pieces);
+		interval_subtract(interval_from_range(r->offset, r->length), list, pieces);
 		if (pieces->len == 0)
 			continue;
 		/* A file new to the read set needs room under the file cap. */
@@ -827,7 +784,7 @@ pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
 			g_hash_table_add(k->read_paths, r->path);
 		}
 		if (!list) {
-			list = g_array_new(FALSE, FALSE, sizeof(Interval));
+			list = interval_array_new();
 			g_hash_table_insert(k->have, r->path, list);
 		}
 		for (guint p = 0; p < pieces->len && k->read_bytes < max_bytes; p++) {
@@ -837,13 +794,13 @@ pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
 			piece->end = MIN(piece->end, piece->start + (max_bytes - k->read_bytes));
 			w.path = r->path;
 			w.offset = piece->start;
-			w.length = piece->end - piece->start;
+			w.length = interval_length(*piece);
 			g_array_append_val(add, w);
 			g_array_append_val(list, *piece);
 			k->read_bytes += w.length;
 			added += w.length;
 		}
-		g_array_sort(list, compare_intervals);
+		interval_sort(list);
 	}
 	return added;
 }

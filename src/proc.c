@@ -29,6 +29,8 @@
 #include <libproc2/meminfo.h>
 #include <libproc2/pids.h>
 
+#include "interval.h"
+
 G_DEFINE_QUARK(proc-error-quark, proc_error)
 
 #define DELETED_SUFFIX " (deleted)"
@@ -534,21 +536,6 @@ proc_read_maps(pid_t pid, GArray *maps, GError **error)
 /* Entries read at a time: 32 KiB of buffer, 16 MiB of a 4 KiB-page map. */
 #define PAGEMAP_BATCH 4096
 
-/* Appends [offset, offset + length) to ranges, merged with the last if they touch. */
-static void
-add_touched(GArray *ranges, guint64 offset, guint64 length)
-{
-	if (ranges->len > 0) {
-		ProcRange *last = &g_array_index(ranges, ProcRange, ranges->len - 1);
-
-		if (last->offset + last->length >= offset) {
-			last->length = MAX(last->length, offset + length - last->offset);
-			return;
-		}
-	}
-	g_array_append_vals(ranges, &(ProcRange){ offset, length }, 1);
-}
-
 gboolean
 proc_read_touched(pid_t pid, const ProcMap *map, guint64 window, GArray *ranges,
 		  GError **error)
@@ -588,7 +575,8 @@ proc_read_touched(pid_t pid, const ProcMap *map, guint64 window, GArray *ranges,
 		return FALSE;
 	}
 
-	found = g_array_new(FALSE, FALSE, sizeof(ProcRange));
+	/* Pages are visited in order: each window extends the last or follows it. */
+	found = interval_array_new();
 	entries = g_new(guint64, PAGEMAP_BATCH);
 	for (guint64 done = 0; done < pages;) {
 		size_t want = (size_t)MIN(pages - done, PAGEMAP_BATCH) * sizeof(guint64);
@@ -617,12 +605,16 @@ proc_read_touched(pid_t pid, const ProcMap *map, guint64 window, GArray *ranges,
 			hi = offset > G_MAXUINT64 - window ? G_MAXUINT64 : (offset & ~(window - 1)) + window;
 			lo = MAX(lo, map->offset);
 			hi = MIN(hi, file_end);
-			add_touched(found, lo, hi - lo);
+			interval_append(found, (Interval){ lo, hi }, 0);
 		}
 		done += (guint64)got / sizeof(guint64);
 	}
 	close(fd);
-	g_array_append_vals(ranges, found->data, found->len);
+	for (guint i = 0; i < found->len; i++) {
+		Interval iv = g_array_index(found, Interval, i);
+
+		g_array_append_val(ranges, ((ProcRange){ iv.start, interval_length(iv) }));
+	}
 	return TRUE;
 }
 

@@ -72,6 +72,7 @@
 #include <sys/fanotify.h>
 #endif
 
+#include "interval.h"
 #include "proc.h"
 #include "pagecache.h"
 
@@ -697,13 +698,13 @@ watch_events_per_read(gsize limit, gsize open_fds, gsize most)
 
 /* ---- resident ranges ---------------------------------------------------- */
 
-/* Runs of resident pages, gaps up to `gap` bridged, as page numbers [2i, 2i+1). */
+/* Runs of resident pages, gaps up to `gap` pages bridged: Intervals of page numbers. */
 static guint
 collect_runs(const guint8 *vec, gsize n, gsize gap, GArray *runs)
 {
 	g_array_set_size(runs, 0);
 	for (gsize i = 0; i < n;) {
-		gsize start, end;
+		gsize start;
 
 		if (!(vec[i] & 1)) {
 			i++;
@@ -712,22 +713,16 @@ collect_runs(const guint8 *vec, gsize n, gsize gap, GArray *runs)
 		start = i;
 		while (i < n && (vec[i] & 1))
 			i++;
-		end = i;
-		if (runs->len > 0 && start - g_array_index(runs, gsize, runs->len - 1) <= gap) {
-			g_array_index(runs, gsize, runs->len - 1) = end;
-		} else {
-			g_array_append_val(runs, start);
-			g_array_append_val(runs, end);
-		}
+		interval_append(runs, (Interval){ start, i }, gap);
 	}
-	return runs->len / 2;
+	return runs->len;
 }
 
 guint64
 watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes, guint64 file_size,
 			 gsize gap, guint max_spans, GArray *spans)
 {
-	g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(gsize));
+	g_autoptr(GArray) runs = interval_array_new();
 	guint64 bytes = 0;
 
 	g_return_val_if_fail(spans != NULL, 0);
@@ -742,9 +737,10 @@ watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes, guint64
 	while (collect_runs(vec, n, gap, runs) > max_spans && max_spans > 0)
 		gap = gap ? gap * 2 : 1;
 
-	for (guint i = 0; i < runs->len; i += 2) {
-		guint64 start = (guint64)g_array_index(runs, gsize, i) * page_bytes;
-		guint64 end = (guint64)g_array_index(runs, gsize, i + 1) * page_bytes;
+	for (guint i = 0; i < runs->len; i++) {
+		const Interval *run = &g_array_index(runs, Interval, i);
+		guint64 start = run->start * page_bytes;
+		guint64 end = run->end * page_bytes;
 		WatchSpan span;
 
 		end = MIN(end, file_size);
