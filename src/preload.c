@@ -49,6 +49,7 @@
 #include "log.h"
 #include "model.h"
 #include "notify.h"
+#include "pagecache.h"
 #include "power.h"
 #include "proc.h"
 #include "prophet.h"
@@ -220,7 +221,7 @@ heap_prepare(gsize bytes)
 	void *blocks[64];
 	guint n = 0;
 	char *before, *after, *start;
-	gsize page = (gsize)sysconf(_SC_PAGESIZE);
+	gsize page = (gsize)pagecache_page_size();
 
 	if (bytes < 256 * 1024)
 		return;

@@ -30,6 +30,7 @@
 #include <libproc2/pids.h>
 
 #include "interval.h"
+#include "pagecache.h"
 
 G_DEFINE_QUARK(proc-error-quark, proc_error)
 
@@ -543,7 +544,7 @@ proc_read_touched(pid_t pid, const ProcMap *map, guint64 window, GArray *ranges,
 	g_autofree char *path = NULL;
 	g_autofree guint64 *entries = NULL;
 	g_autoptr(GArray) found = NULL;
-	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 page = pagecache_page_size();
 	guint64 first, pages, file_end;
 	int fd;
 
