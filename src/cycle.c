@@ -154,7 +154,7 @@ log_predictions(const Model *model, GPtrArray *selected)
 			const Map *map = selected->pdata[i];
 
 			g_debug("selected %8.4f  %s [%" G_GUINT64_FORMAT ", +%" G_GUINT64_FORMAT ")",
-				map->lnprob, map->path, map->offset, map->length);
+				map->prophet.lnprob, map->path, map->offset, map->length);
 		}
 	}
 }
@@ -178,7 +178,7 @@ read_selection(Cycle *cycle, GPtrArray *selected)
 	for (guint i = 0; i < selected->len; i++) {
 		Map *map = selected->pdata[i];
 
-		if (!map->stale)
+		if (!map->learn.stale)
 			g_ptr_array_add(maps, map);
 	}
 	cycle->last.read = cycle->sources.reader->start(cycle->sources.data, maps, cycle->conf);
@@ -187,7 +187,7 @@ read_selection(Cycle *cycle, GPtrArray *selected)
 		return;
 	model->prefetch_seq++;
 	for (guint i = 0; i < maps->len; i++)
-		((Map *)maps->pdata[i])->prefetch_seq = model->prefetch_seq;
+		((Map *)maps->pdata[i])->cycle.prefetch_seq = model->prefetch_seq;
 }
 
 void

@@ -283,11 +283,11 @@ learn_map(Model *model, GHashTable *stat_cache, Learn *learn, const ProcMap *m, 
 	} else {
 		map->update_time = MAX(map->update_time, now);
 		/* Mapped now, so the range is valid for the file there now. */
-		map->stale = FALSE;
+		map->learn.stale = FALSE;
 	}
 	if (map_file_id_is_known(&state->id))
 		map->file = state->id;
-	map->checked = now;
+	map->learn.checked = now;
 	return map;
 }
 
@@ -436,9 +436,9 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 {
 	const FileState *state = file_state(learn, stat_cache, map->path);
 
-	map->checked = now;
+	map->learn.checked = now;
 	if (!state->usable || !map_file_id_matches(&map->file, &state->id)) {
-		map->stale = TRUE;
+		map->learn.stale = TRUE;
 		return TRUE;
 	}
 	if (!map_file_id_is_known(&map->file))
@@ -470,7 +470,7 @@ check_map_files(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_c
 		if (learn->sweep >= list->len)
 			learn->sweep = 0;
 		map = g_ptr_array_index(list, learn->sweep++);
-		if (!map->stale && check_map_file(learn, stat_cache, map, now))
+		if (!map->learn.stale && check_map_file(learn, stat_cache, map, now))
 			learn->stats.stale++;
 	}
 }
@@ -488,8 +488,8 @@ learn_check_files(Learn *learn, GPtrArray *maps, gint64 now)
 		Map *map = g_ptr_array_index(maps, i);
 
 		/* A clock that went back checks again. */
-		if (map->stale || (map->checked >= 0 && map->checked <= now &&
-				   now - map->checked < LEARN_FILE_CHECK_PERIOD))
+		if (map->learn.stale || (map->learn.checked >= 0 && map->learn.checked <= now &&
+				   now - map->learn.checked < LEARN_FILE_CHECK_PERIOD))
 			continue;
 		if (!stat_cache)
 			stat_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -506,7 +506,7 @@ own_file_stale(const Exe *exe)
 	for (guint i = 0; i < exe->exemaps->len; i++) {
 		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
 
-		if (map->stale && strcmp(map->path, exe->path) == 0)
+		if (map->learn.stale && strcmp(map->path, exe->path) == 0)
 			return TRUE;
 	}
 	return FALSE;
@@ -584,7 +584,7 @@ count_start(Model *model, Exe *exe)
 		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
 
 		bytes += map->length;
-		if (model->prefetch_seq != 0 && map->prefetch_seq == model->prefetch_seq)
+		if (model->prefetch_seq != 0 && map->cycle.prefetch_seq == model->prefetch_seq)
 			prefetched += map->length;
 	}
 	exe->hits.starts++;
@@ -820,10 +820,10 @@ add_read_maps(Learn *learn, Model *model, Exe *exe, GHashTable *stat_cache,
 		else
 			map = map_new(w->path, w->offset, w->length, now);
 		/* Read now: valid for the file there now. */
-		map->stale = FALSE;
+		map->learn.stale = FALSE;
 		if (map_file_id_is_known(&state->id))
 			map->file = state->id;
-		map->checked = now;
+		map->learn.checked = now;
 		exe_add_map_origin(model, exe, map, 1.0, EXEMAP_READ);
 	}
 }

@@ -68,7 +68,7 @@ map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
 	map->offset = offset;
 	map->length = length;
 	map->update_time = update_time;
-	map->checked = -1;
+	map->learn.checked = -1;
 	return map;
 }
 
@@ -163,7 +163,7 @@ model_unregister_map(Model *model, Map *map)
 	 * by the next one: a freed map must not be among them. Stale maps,
 	 * which maintenance drops in bulk, are never candidates.
 	 */
-	if (map->score_stamp != 0 && map->score_stamp == model->score_stamp)
+	if (map->prophet.score_stamp != 0 && map->prophet.score_stamp == model->score_stamp)
 		g_ptr_array_remove_fast(model->candidates, map);
 	g_hash_table_remove(model->maps, map);  /* frees it */
 }
@@ -1313,7 +1313,7 @@ model_drop_stale_maps(Model *model)
 		Exe *exe = value;
 
 		for (guint i = exe->exemaps->len; i-- > 0;) {
-			if (g_array_index(exe->exemaps, ExeMap, i).map->stale) {
+			if (g_array_index(exe->exemaps, ExeMap, i).map->learn.stale) {
 				exe_remove_map(model, exe, i);
 				dropped++;
 			}

@@ -60,19 +60,33 @@ typedef struct Map {
 	MapFileId file;       /* the file it was learned from */
 
 	/*
-	 * runtime. The first three are what prophet_score() reads for every
-	 * use of the map: 16 bytes at offset 64 of a 16-byte aligned block,
-	 * so one cache line.
+	 * runtime, written by one stage each and named after it; other
+	 * modules only read them (map_new() gives them their first values,
+	 * learn.checked -1 and the rest 0). prophet and learn.stale are what
+	 * prophet_score() and the selection read for every use of the map:
+	 * they come first, at offset 64, so most maps have them in one
+	 * cache line.
 	 */
-	double lnprob;        /* ln P(not needed soon), this cycle */
-	guint score_stamp;    /* model->score_stamp when prophet_score() last scored it */
-	gboolean stale;       /* its file is gone or was replaced: never read ahead */
+	struct {
+		double lnprob;        /* ln P(not needed soon), this cycle */
+		guint score_stamp;    /* model->score_stamp when prophet_score() last scored it */
+	} prophet;
+	struct {
+		gboolean stale;       /* its file is gone or was replaced: never read ahead */
+		gint64 checked;       /* model time its file was last checked or learned, -1 never */
+	} learn;
+
+	/* runtime, the model's own (model.c) */
 	int refcount;         /* executables that use it; freed at 0 */
-	guint seq;            /* index while saving or loading */
 	guint rank;           /* place in (path, offset, length) order: a numeric tie-break */
 	guint index;          /* position in model->map_list */
-	gint64 checked;       /* model time its file was last checked or learned, -1 never */
-	guint64 prefetch_seq; /* model->prefetch_seq of the last prefetch that read it */
+
+	struct {
+		guint seq;            /* index while saving or loading */
+	} state;
+	struct {
+		guint64 prefetch_seq; /* model->prefetch_seq of the last prefetch that read it */
+	} cycle;
 } Map;
 
 /* How an executable came to use a map. */

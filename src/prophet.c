@@ -339,7 +339,7 @@ use_cursor_prefetch_next(UseCursor *c)
 			const Map *map = g_array_index(exe->exemaps, ExeMap, c->use).map;
 
 			c->use++;
-			__builtin_prefetch(&map->lnprob, 1);
+			__builtin_prefetch(&map->prophet.lnprob, 1);
 			return;
 		}
 		c->exe++;
@@ -367,12 +367,12 @@ use_cursor_init(UseCursor *c, const GPtrArray *exes)
 static void
 score_map(Model *model, Map *map, double lnprob)
 {
-	if (map->score_stamp != model->score_stamp) {
-		map->score_stamp = model->score_stamp;
-		map->lnprob = 0;
+	if (map->prophet.score_stamp != model->score_stamp) {
+		map->prophet.score_stamp = model->score_stamp;
+		map->prophet.lnprob = 0;
 		g_ptr_array_add(model->candidates, map);
 	}
-	map->lnprob += lnprob;
+	map->prophet.lnprob += lnprob;
 }
 
 void
@@ -403,7 +403,7 @@ prophet_score(Model *model, const Conf *conf)
 	for (guint i = 0; i < model->scored_exes->len; i++)
 		((Exe *)g_ptr_array_index(model->scored_exes, i))->lnprob = 0;
 	for (guint i = 0; i < model->candidates->len; i++)
-		((Map *)g_ptr_array_index(model->candidates, i))->lnprob = 0;
+		((Map *)g_ptr_array_index(model->candidates, i))->prophet.lnprob = 0;
 	g_ptr_array_set_size(model->scored_exes, 0);
 	g_ptr_array_set_size(model->candidates, 0);
 	model->score_stamp++;
@@ -455,7 +455,7 @@ prophet_score(Model *model, const Conf *conf)
 		for (guint j = 0; j < exe->exemaps->len; j++) {
 			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
 
-			if (!em->map->stale)
+			if (!em->map->learn.stale)
 				score_map(model, em->map, 1);
 		}
 	}
@@ -474,7 +474,7 @@ prophet_score(Model *model, const Conf *conf)
 			use_cursor_prefetch_next(&ahead);
 			if (running)
 				continue;  /* bids go to stopped exes only; scored above */
-			if (em->map->stale)
+			if (em->map->learn.stale)
 				continue;
 			if (prob >= 1) {
 				/* Always used: ln P(map not needed via exe) = exe's score. */
@@ -502,9 +502,9 @@ compare_maps(gconstpointer pa, gconstpointer pb)
 	const Map *a = *(Map *const *)pa;
 	const Map *b = *(Map *const *)pb;
 
-	if (a->lnprob < b->lnprob)
+	if (a->prophet.lnprob < b->prophet.lnprob)
 		return -1;
-	if (a->lnprob > b->lnprob)
+	if (a->prophet.lnprob > b->prophet.lnprob)
 		return 1;
 	/* Equal (select leaves NaN out). */
 	return a->rank < b->rank ? -1 : a->rank > b->rank;
@@ -532,7 +532,7 @@ prophet_select(Model *model, guint64 budget_kb, guint64 *used_kb)
 	for (guint i = 0; i < model->candidates->len; i++) {
 		Map *map = g_ptr_array_index(model->candidates, i);
 
-		if (map->lnprob <= max_lnprob && !map->stale)
+		if (map->prophet.lnprob <= max_lnprob && !map->learn.stale)
 			g_ptr_array_add(sorted, map);
 	}
 	g_ptr_array_sort(sorted, compare_maps);

@@ -917,9 +917,9 @@ find_exe(const Model *model, const char *program, guint *matches)
 static double
 map_probability(const Model *model, const Map *map)
 {
-	if (map->score_stamp != model->score_stamp || !(map->lnprob < 0))
+	if (map->prophet.score_stamp != model->score_stamp || !(map->prophet.lnprob < 0))
 		return 0.0;
-	return -expm1(map->lnprob);
+	return -expm1(map->prophet.lnprob);
 }
 
 static void
@@ -991,7 +991,7 @@ report_explain(const ReportSources *src, const char *program, gboolean probe,
 	for (guint i = 0; i < exe->exemaps->len; i++) {
 		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
 
-		if (map->stale)
+		if (map->learn.stale)
 			ex->maps_stale++;
 		if (g_hash_table_contains(chosen, map)) {
 			ex->maps_selected++;

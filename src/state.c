@@ -492,7 +492,7 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "duplicate map (same file, offset and length as another)");
 	}
-	map->seq = (guint)idx;
+	map->state.seq = (guint)idx;
 	g_hash_table_insert(ld->maps, GINT_TO_POINTER(idx), map);
 	g_hash_table_add(ld->map_keys, map);
 	return TRUE;
@@ -974,7 +974,7 @@ save_plan_init(SavePlan *plan, const Model *model)
 
 		exe->seq = NOT_WRITTEN;
 		for (guint j = 0; j < exe->exemaps->len; j++)
-			g_array_index(exe->exemaps, ExeMap, j).map->seq = NOT_WRITTEN;
+			g_array_index(exe->exemaps, ExeMap, j).map->state.seq = NOT_WRITTEN;
 	}
 
 	for (guint i = 0; i < all->len; i++) {
@@ -984,9 +984,9 @@ save_plan_init(SavePlan *plan, const Model *model)
 			Map *map = g_array_index(exe->exemaps, ExeMap, j).map;
 			guint file_seq;
 
-			if (map->seq != NOT_WRITTEN || !plan_file(plan, map, &file_seq))
+			if (map->state.seq != NOT_WRITTEN || !plan_file(plan, map, &file_seq))
 				continue;
-			map->seq = plan->maps->len;
+			map->state.seq = plan->maps->len;
 			g_ptr_array_add(plan->maps, map);
 			g_array_append_val(plan->map_files, file_seq);
 		}
@@ -1047,7 +1047,7 @@ save_maps(Saver *s)
 
 		g_string_append_printf(s->w->buf, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT
 				       "\t%" G_GUINT64_FORMAT "\t%u\n",
-				       map->seq, MAX(map->update_time, -1), offset, length,
+				       map->state.seq, MAX(map->update_time, -1), offset, length,
 				       g_array_index(s->plan->map_files, guint, i));
 		saver_record_done(s);
 	}
@@ -1086,19 +1086,19 @@ save_exemaps(Saver *s)
 			double prob = saveable(em->prob, 0, 1);
 			guint count = 1;
 
-			if (em->map->seq == NOT_WRITTEN) {
+			if (em->map->state.seq == NOT_WRITTEN) {
 				j++;
 				continue;
 			}
 			while (j + count < exe->exemaps->len) {
 				const ExeMap *next = &g_array_index(exe->exemaps, ExeMap, j + count);
 
-				if (next->map->seq != em->map->seq + count ||
+				if (next->map->state.seq != em->map->state.seq + count ||
 				    saveable(next->prob, 0, 1) != prob || next->origin != em->origin)
 					break;
 				count++;
 			}
-			g_string_append_printf(s->w->buf, "EXEMAP\t%u\t%u", exe->seq, em->map->seq);
+			g_string_append_printf(s->w->buf, "EXEMAP\t%u\t%u", exe->seq, em->map->state.seq);
 			append_double(s->w->buf, prob);
 			g_string_append_printf(s->w->buf, "\t%d\t%u\n",
 					       em->origin == EXEMAP_READ ? 1 : 0, count);

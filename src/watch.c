@@ -778,7 +778,7 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe)
 		guint64 in_cache = 0, length;
 
 		m.bytes += map->length;
-		if (prefetch_seq != 0 && map->prefetch_seq == prefetch_seq)
+		if (prefetch_seq != 0 && map->cycle.prefetch_seq == prefetch_seq)
 			m.prefetched += map->length;
 		if (probe == WATCH_PROBE_NONE)
 			continue;

@@ -234,8 +234,8 @@ START_TEST(test_read_started)
 	ck_assert_uint_eq(fake.last_read_kb, 16);
 	ck_assert_int_eq(g_array_index(fake.stages, CycleStage, fake.stages->len - 1), CYCLE_READ);
 	ck_assert_uint_eq(model->prefetch_seq, 1);
-	ck_assert_uint_eq(map_of("/usr/lib/libb.so")->prefetch_seq, 1);
-	ck_assert_uint_eq(map_of("/usr/lib/libc.so")->prefetch_seq, 0);
+	ck_assert_uint_eq(map_of("/usr/lib/libb.so")->cycle.prefetch_seq, 1);
+	ck_assert_uint_eq(map_of("/usr/lib/libc.so")->cycle.prefetch_seq, 0);
 }
 END_TEST
 
@@ -247,7 +247,7 @@ START_TEST(test_read_recorded_or_busy)
 	ck_assert_uint_eq(fake.reads, 1);
 	ck_assert_int_eq(cycle_get_prediction(cycle)->read, CYCLE_READ_RECORDED);
 	ck_assert_uint_eq(model->prefetch_seq, 0);
-	ck_assert_uint_eq(map_of("/usr/lib/libb.so")->prefetch_seq, 0);
+	ck_assert_uint_eq(map_of("/usr/lib/libb.so")->cycle.prefetch_seq, 0);
 
 	/* Predicting again on the same model (a superseded read ended). */
 	fake.answer = CYCLE_READ_BUSY;
@@ -277,7 +277,7 @@ START_TEST(test_paused_and_stale)
 	cycle_predict(cycle);
 	ck_assert_uint_eq(fake.reads, 1);
 	ck_assert_uint_eq(fake.last_read->len, 0);
-	ck_assert(map_of("/usr/lib/libb.so")->stale);
+	ck_assert(map_of("/usr/lib/libb.so")->learn.stale);
 	ck_assert_uint_eq(model->prefetch_seq, 1);
 }
 END_TEST

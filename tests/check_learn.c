@@ -1291,7 +1291,7 @@ START_TEST(test_replaced_files)
 	ck_assert_int_eq(stat(one, &st), 0);
 	ck_assert_uint_eq(m1->file.ino, (guint64)st.st_ino);
 	ck_assert_uint_eq(m1->file.size, 0x10000);
-	ck_assert(!m1->stale);
+	ck_assert(!m1->learn.stale);
 
 	/*
 	 * one.so is upgraded (another size), two.so deleted. Two maps, a
@@ -1304,8 +1304,8 @@ START_TEST(test_replaced_files)
 	learn_update(learn, scan, model, conf, 30);
 	scripted_scan(40, none);
 	learn_update(learn, scan, model, conf, 50);
-	ck_assert(m1->stale);
-	ck_assert(m2->stale);
+	ck_assert(m1->learn.stale);
+	ck_assert(m2->learn.stale);
 	ck_assert_uint_eq(a->exemaps->len, 2);
 	{
 		Conf c = *conf;
@@ -1318,9 +1318,9 @@ START_TEST(test_replaced_files)
 	g_ptr_array_set_size(files, 1);
 	scripted_scan(60, only_a);
 	learn_update(learn, scan, model, conf, 70);
-	ck_assert(!m1->stale);
+	ck_assert(!m1->learn.stale);
 	ck_assert_uint_eq(m1->file.size, 0x18000);
-	ck_assert(m2->stale);
+	ck_assert(m2->learn.stale);
 
 	/*
 	 * The maintenance, an hour after the last (at the first update, 10),
@@ -1382,7 +1382,7 @@ START_TEST(test_check_selected_files)
 	m1 = model_lookup_map(model, one, 0, 0x10000);
 	m2 = model_lookup_map(model, two, 0, 0x10000);
 	m3 = model_lookup_map(model, three, 0, 0x10000);
-	ck_assert_int_eq(m1->checked, 10);
+	ck_assert_int_eq(m1->learn.checked, 10);
 	g_ptr_array_add(selected, m1);
 	g_ptr_array_add(selected, m2);
 	g_ptr_array_add(selected, m3);
@@ -1397,10 +1397,10 @@ START_TEST(test_check_selected_files)
 	/* A period later: one.so was replaced, two.so is gone, three.so is the same. */
 	ck_assert_uint_eq(learn_check_files(learn, selected, 10 + LEARN_FILE_CHECK_PERIOD), 2);
 	ck_assert_uint_eq(asked, 3);
-	ck_assert(m1->stale);
-	ck_assert(m2->stale);
-	ck_assert(!m3->stale);
-	ck_assert_int_eq(m3->checked, 10 + LEARN_FILE_CHECK_PERIOD);
+	ck_assert(m1->learn.stale);
+	ck_assert(m2->learn.stale);
+	ck_assert(!m3->learn.stale);
+	ck_assert_int_eq(m3->learn.checked, 10 + LEARN_FILE_CHECK_PERIOD);
 
 	/* Stale maps and the one just checked cost nothing more. */
 	ck_assert_uint_eq(learn_check_files(learn, selected, 20 + LEARN_FILE_CHECK_PERIOD), 0);
@@ -1584,7 +1584,7 @@ START_TEST(test_scan_counts_starts)
 	ck_assert_uint_eq(a->hits.starts, 0);
 
 	model->prefetch_seq = 3;
-	g_array_index(a->exemaps, ExeMap, 0).map->prefetch_seq = 3;
+	g_array_index(a->exemaps, ExeMap, 0).map->cycle.prefetch_seq = 3;
 	scripted_scan(20, none);
 	learn_update(learn, scan, model, conf, 30);
 	scripted_scan(40, only_a);

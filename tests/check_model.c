@@ -1585,7 +1585,7 @@ START_TEST(test_drop_stale_maps)
 	ck_assert_uint_eq(old->rank, 1);
 	ck_assert_uint_eq(own->rank, 2);
 
-	old->stale = TRUE;
+	old->learn.stale = TRUE;
 	ck_assert_uint_eq(model_drop_stale_maps(model), 2);
 	ck_assert_ptr_null(model_lookup_map(model, "/usr/lib/libold.so", 0, 4096));
 	ck_assert_uint_eq(a->exemaps->len, 1);

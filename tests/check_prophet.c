@@ -49,7 +49,7 @@ set_stopped(Model *model, Exe *exe)
 static void
 set_score(Model *model, Map *map, double lnprob)
 {
-	map->lnprob = lnprob;
+	map->prophet.lnprob = lnprob;
 	g_ptr_array_add(model->candidates, map);
 }
 
@@ -629,10 +629,10 @@ START_TEST(test_score)
 		 *         = -0.34750259898169034
 		 * only_a: +1; only_b: b's score.
 		 */
-		ck_assert_double_eq_tol(shared->lnprob, 0.11545101550362702, TOL);
-		ck_assert_double_eq_tol(half->lnprob, -0.34750259898169034, TOL);
-		ck_assert_double_eq_tol(only_a->lnprob, 1.0, TOL);
-		ck_assert_double_eq_tol(only_b->lnprob, -0.14009081416532276, TOL);
+		ck_assert_double_eq_tol(shared->prophet.lnprob, 0.11545101550362702, TOL);
+		ck_assert_double_eq_tol(half->prophet.lnprob, -0.34750259898169034, TOL);
+		ck_assert_double_eq_tol(only_a->prophet.lnprob, 1.0, TOL);
+		ck_assert_double_eq_tol(only_b->prophet.lnprob, -0.14009081416532276, TOL);
 	}
 
 	/* Only maps with a negative score, most likely first. */
@@ -665,15 +665,15 @@ START_TEST(test_score_lists)
 	Map *mi = add_map(model, idle, "/usr/lib/libidle.so", 0, 4096, 1.0);
 	Map *stale = add_map(model, b, "/usr/lib/libstale.so", 0, 4096, 1.0);
 
-	stale->stale = TRUE;
+	stale->learn.stale = TRUE;
 	/* Both stopped: a and b bid (see test_bid_plain); idle has no chain. */
 	prophet_score(model, &conf);
 	ck_assert_uint_eq(model->scored_exes->len, 2);
 	ck_assert_uint_eq(model->candidates->len, 2);
-	ck_assert_double_eq_tol(ma->lnprob, -0.6403804548298226, TOL);
-	ck_assert_double_eq_tol(mb->lnprob, -0.3787337446950685, TOL);
-	ck_assert_double_eq(mi->lnprob, 0);
-	ck_assert_double_eq(stale->lnprob, 0);
+	ck_assert_double_eq_tol(ma->prophet.lnprob, -0.6403804548298226, TOL);
+	ck_assert_double_eq_tol(mb->prophet.lnprob, -0.3787337446950685, TOL);
+	ck_assert_double_eq(mi->prophet.lnprob, 0);
+	ck_assert_double_eq(stale->prophet.lnprob, 0);
 	ck_assert_double_eq(idle->lnprob, 0);
 
 	/*
@@ -685,9 +685,9 @@ START_TEST(test_score_lists)
 	prophet_score(model, &conf);
 	ck_assert_uint_eq(model->scored_exes->len, 0);
 	ck_assert_uint_eq(model->candidates->len, 1);
-	ck_assert_double_eq(ma->lnprob, 1);
+	ck_assert_double_eq(ma->prophet.lnprob, 1);
 	ck_assert_double_eq(b->lnprob, 0);
-	ck_assert_double_eq(mb->lnprob, 0);
+	ck_assert_double_eq(mb->prophet.lnprob, 0);
 	{
 		g_autoptr(GPtrArray) sel = prophet_select(model, 1000, NULL);
 
@@ -711,7 +711,7 @@ START_TEST(test_score_correlation)
 	m->time = 30;
 	prophet_score(model, &conf);
 	ck_assert_double_eq_tol(a->lnprob, -0.21451084963023428, TOL);
-	ck_assert_double_eq_tol(ma->lnprob, -0.21451084963023428, TOL);
+	ck_assert_double_eq_tol(ma->prophet.lnprob, -0.21451084963023428, TOL);
 
 	/* The cycle comes from the configuration: 40 s gives 1 - exp(-2). */
 	conf.cycle = 40;
@@ -761,8 +761,8 @@ START_TEST(test_score_prob_edges)
 	exe_add_map(model, b, map_new("/usr/lib/always.so", 0, 4096, 0), 7.5);
 
 	prophet_score(model, &conf);
-	ck_assert_double_eq(never->lnprob, 0);
-	ck_assert_double_eq_tol(always->lnprob,
+	ck_assert_double_eq(never->prophet.lnprob, 0);
+	ck_assert_double_eq_tol(always->prophet.lnprob,
 				-0.6403804548298226 + -0.3787337446950685, TOL);
 }
 END_TEST
@@ -1071,13 +1071,13 @@ START_TEST(test_select_greedy)
 		ck_assert_uint_eq(s.C->rank, 3);
 
 		/* A stale map (its file replaced) is never taken. */
-		s.A->stale = TRUE;
+		s.A->learn.stale = TRUE;
 		{
 			Map *const stale[] = { s.B, s.D, s.C, s.E, NULL };
 
 			assert_selection(&s, 1000000, 16, stale);
 		}
-		s.A->stale = FALSE;
+		s.A->learn.stale = FALSE;
 
 		/* Only the listed candidates count, whatever the other maps hold. */
 		g_ptr_array_set_size(s.model->candidates, 1);

@@ -44,8 +44,8 @@ add_map(Model *model, Exe *exe, const char *path, guint64 length, double probabi
 
 	exe_add_map(model, exe, map, 1.0);
 	map = model_lookup_map(model, path, 0, length);
-	map->lnprob = log1p(-probability);
-	map->score_stamp = model->score_stamp;
+	map->prophet.lnprob = log1p(-probability);
+	map->prophet.score_stamp = model->score_stamp;
 	g_ptr_array_add(model->candidates, map);
 	return map;
 }
@@ -362,7 +362,7 @@ START_TEST(test_explain_paused_stale)
 	g_autoptr(ReportExplain) ex = NULL;
 	Map *map = model_lookup_map(fx.model, "/usr/lib/libb.so", 0, 1024 * KB);
 
-	map->stale = TRUE;
+	map->learn.stale = TRUE;
 	fx.src.pause = PROPHET_PAUSE_AVAILABLE;
 	fx.src.budget_kb = 4096;
 	ex = report_explain(&fx.src, "/usr/bin/beta", FALSE, NULL);

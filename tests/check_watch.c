@@ -759,8 +759,8 @@ START_TEST(test_measure_exe)
 	exe_add_map_origin(model, exe, b, 1.0, EXEMAP_READ);
 	exe_add_map(model, exe, map_new(missing, 0, P, 0), 1.0);
 	model_add_exe(model, exe, 0, FALSE);
-	a->prefetch_seq = 7;
-	b->prefetch_seq = 6;
+	a->cycle.prefetch_seq = 7;
+	b->cycle.prefetch_seq = 6;
 
 	/*
 	 * 4 + 2 + 1 pages in all; a was in prefetch 7; all probed (the

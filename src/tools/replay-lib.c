@@ -368,10 +368,10 @@ select_like_prophet(Replay *r, guint64 budget, guint64 *used_kb)
 	g_hash_table_iter_init(&iter, r->model->maps);
 	while (g_hash_table_iter_next(&iter, &key, NULL)) {
 		Map *map = key;
-		Candidate c = { map->lnprob, map->rank, map };
+		Candidate c = { map->prophet.lnprob, map->rank, map };
 
-		map->lnprob = 0;
-		if (!(c.lnprob <= log1p(-PROPHET_MIN_PROB)) || map->stale)
+		map->prophet.lnprob = 0;
+		if (!(c.lnprob <= log1p(-PROPHET_MIN_PROB)) || map->learn.stale)
 			continue;
 		g_array_append_val(candidates, c);
 	}
@@ -412,7 +412,7 @@ naive_select(Replay *r, guint64 *used_kb)
 
 	/* prophet_score() left its last scores on its candidates. */
 	for (guint i = 0; i < r->model->candidates->len; i++)
-		((Map *)g_ptr_array_index(r->model->candidates, i))->lnprob = 0;
+		((Map *)g_ptr_array_index(r->model->candidates, i))->prophet.lnprob = 0;
 	g_hash_table_iter_init(&iter, r->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		const Exe *exe = value;
@@ -425,9 +425,9 @@ naive_select(Replay *r, guint64 *used_kb)
 			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
 
 			if (running)
-				em->map->lnprob += 1;
+				em->map->prophet.lnprob += 1;
 			else if (p > 0 && em->prob > 0)
-				em->map->lnprob += log1p(-MIN(em->prob, 1.0) * p);
+				em->map->prophet.lnprob += log1p(-MIN(em->prob, 1.0) * p);
 		}
 	}
 	return select_like_prophet(r, r->prev_budget, used_kb);
@@ -601,7 +601,7 @@ bound_select(Replay *r, guint64 *used_kb)
 		return g_hash_table_new(NULL, NULL);
 	}
 	for (guint i = 0; i < r->model->candidates->len; i++)
-		((Map *)g_ptr_array_index(r->model->candidates, i))->lnprob = 0;
+		((Map *)g_ptr_array_index(r->model->candidates, i))->prophet.lnprob = 0;
 	g_hash_table_iter_init(&iter, r->model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		const Exe *exe = value;
@@ -609,7 +609,7 @@ bound_select(Replay *r, guint64 *used_kb)
 		if (!g_hash_table_contains(r->prev_running, exe->path))
 			continue;
 		for (guint i = 0; i < exe->exemaps->len; i++)
-			g_array_index(exe->exemaps, ExeMap, i).map->lnprob += 1;
+			g_array_index(exe->exemaps, ExeMap, i).map->prophet.lnprob += 1;
 	}
 	for (guint k = 0; k < entries->len; k++) {
 		const BoundEntry *e = &g_array_index(entries, BoundEntry, k);
@@ -622,7 +622,7 @@ bound_select(Replay *r, guint64 *used_kb)
 			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
 
 			if (em->prob > 0)
-				em->map->lnprob += log1p(-MIN(em->prob, 1.0) * p);
+				em->map->prophet.lnprob += log1p(-MIN(em->prob, 1.0) * p);
 		}
 	}
 	return select_like_prophet(r, r->prev_budget, used_kb);

@@ -138,7 +138,7 @@ number_map(gpointer key, gpointer value, gpointer user_data)
 	GPtrArray *maps = user_data;
 
 	(void)value;
-	map->seq = maps->len;
+	map->state.seq = maps->len;
 	g_ptr_array_add(maps, map);
 }
 
@@ -167,7 +167,7 @@ write_old(const Model *model, Exe **exes, guint n_exes, const char *path, GError
 		g_autofree char *u = uri(map->path);
 
 		fprintf(fp, "MAP\t%u\t%" G_GINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT
-			"\t-1\t%s\n", map->seq, map->update_time, map->offset, map->length, u);
+			"\t-1\t%s\n", map->state.seq, map->update_time, map->offset, map->length, u);
 	}
 	for (guint i = 0; i < n_exes; i++) {
 		g_autofree char *u = uri(exes[i]->path);
@@ -179,7 +179,7 @@ write_old(const Model *model, Exe **exes, guint n_exes, const char *path, GError
 		for (guint k = 0; k < exes[i]->exemaps->len; k++) {
 			const ExeMap *em = &g_array_index(exes[i]->exemaps, ExeMap, k);
 
-			fprintf(fp, "EXEMAP\t%u\t%u\t%g\n", i, em->map->seq, em->prob);
+			fprintf(fp, "EXEMAP\t%u\t%u\t%g\n", i, em->map->state.seq, em->prob);
 		}
 	}
 	for (guint i = 0; i < n_exes; i++)
