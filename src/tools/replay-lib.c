@@ -197,32 +197,14 @@ maps_entry_from_record(const TraceRecord *rec)
 }
 
 /*
- * Reads the next whole cycle into c: its scan line (read ahead by the
- * previous call) and the maps lines up to the next scan line. c->valid is
- * FALSE at the end of the trace. Maps lines before the first scan line
- * (not written by the daemon, but harmless) go straight to the table.
+ * Reads records up to the next scan line, which it keeps in r->scan
+ * (r->have_scan); the maps lines before it go to c, or with c NULL to
+ * the table. Stops early, with r->have_scan FALSE, at the end of the trace.
  */
 static gboolean
-read_cycle(Replay *r, TraceCycle *c, GError **error)
+read_to_scan(Replay *r, TraceCycle *c, GError **error)
 {
 	const TraceRecord *rec;
-
-	trace_cycle_reset(c);
-	while (!r->have_scan) {
-		if (!trace_reader_next(r->tr, &rec, error))
-			return FALSE;
-		if (!rec)
-			return TRUE;
-		if (rec->type == TRACE_RECORD_SCAN) {
-			trace_cycle_take_scan(&r->scan, rec);
-			r->have_scan = TRUE;
-		} else {
-			g_hash_table_replace(r->maps_table, (gpointer)rec->exe,
-					     maps_entry_from_record(rec));
-		}
-	}
-	trace_cycle_swap(c, &r->scan);
-	r->have_scan = FALSE;
 
 	for (;;) {
 		if (!trace_reader_next(r->tr, &rec, error))
@@ -234,10 +216,36 @@ read_cycle(Replay *r, TraceCycle *c, GError **error)
 			r->have_scan = TRUE;
 			return TRUE;
 		}
+		if (!c) {
+			g_hash_table_replace(r->maps_table, (gpointer)rec->exe,
+					     maps_entry_from_record(rec));
+			continue;
+		}
 		g_ptr_array_add(c->maps, maps_entry_from_record(rec));
 		g_ptr_array_add(c->maps_exes, (gpointer)rec->exe);
 		trace_cycle_add_running(c, rec->exe);
 	}
+}
+
+/*
+ * Reads the next whole cycle into c: its scan line (read ahead by the
+ * previous call) and the maps lines up to the next scan line. c->valid is
+ * FALSE at the end of the trace. Maps lines before the first scan line
+ * (not written by the daemon, but harmless) go straight to the table.
+ */
+static gboolean
+read_cycle(Replay *r, TraceCycle *c, GError **error)
+{
+	trace_cycle_reset(c);
+	if (!r->have_scan) {
+		if (!read_to_scan(r, NULL, error))
+			return FALSE;
+		if (!r->have_scan)
+			return TRUE;
+	}
+	trace_cycle_swap(c, &r->scan);
+	r->have_scan = FALSE;
+	return read_to_scan(r, c, error);
 }
 
 /* ---- the cycle's view of the trace ---- */
