@@ -142,6 +142,14 @@ json_double(GString *out, double value)
 	g_string_append(out, g_ascii_formatd(buf, sizeof(buf), "%.6f", value));
 }
 
+/* `, "name": value`: the next member of an object. */
+static void
+json_field(GString *out, const char *name, double value)
+{
+	g_string_append_printf(out, ", \"%s\": ", name);
+	json_double(out, value);
+}
+
 static char *
 json_report(const Args *args, const Conf *conf, const ReplayResult *res, double seconds)
 {
@@ -183,32 +191,25 @@ json_report(const Args *args, const Conf *conf, const ReplayResult *res, double 
 		g_string_append_printf(out, "%s\n    \"%s\": {\"hit_ratio_maps\": ", p ? "," : "",
 				       replay_predictor_name(p));
 		json_double(out, replay_ratio(s->maps_hit, res->maps_total));
-		g_string_append(out, ", \"hit_ratio_bytes\": ");
-		json_double(out, replay_ratio(s->bytes_hit, res->bytes_total));
-		g_string_append(out, ", \"mean_hit_ratio_maps\": ");
-		json_double(out, mean(s->ratio_maps_sum, res->starts));
-		g_string_append(out, ", \"mean_hit_ratio_bytes\": ");
-		json_double(out, mean(s->ratio_bytes_sum, res->starts));
-		g_string_append(out, ", \"cold_hit_ratio_maps\": ");
-		json_double(out, replay_ratio(s->maps_cold_hit, res->maps_cold));
-		g_string_append(out, ", \"cold_hit_ratio_bytes\": ");
-		json_double(out, replay_ratio(s->bytes_cold_hit, res->bytes_cold));
-		g_string_append(out, ", \"ready_ratio_maps\": ");
-		json_double(out, replay_ratio(s->maps_ready, res->maps_total));
-		g_string_append(out, ", \"ready_ratio_bytes\": ");
-		json_double(out, replay_ratio(s->bytes_ready, res->bytes_total));
+		json_field(out, "hit_ratio_bytes", replay_ratio(s->bytes_hit, res->bytes_total));
+		json_field(out, "mean_hit_ratio_maps", mean(s->ratio_maps_sum, res->starts));
+		json_field(out, "mean_hit_ratio_bytes", mean(s->ratio_bytes_sum, res->starts));
+		json_field(out, "cold_hit_ratio_maps", replay_ratio(s->maps_cold_hit, res->maps_cold));
+		json_field(out, "cold_hit_ratio_bytes",
+			   replay_ratio(s->bytes_cold_hit, res->bytes_cold));
+		json_field(out, "ready_ratio_maps", replay_ratio(s->maps_ready, res->maps_total));
+		json_field(out, "ready_ratio_bytes", replay_ratio(s->bytes_ready, res->bytes_total));
 		g_string_append_printf(out, ", \"maps_hit\": %" G_GUINT64_FORMAT ", \"bytes_hit\": %"
-				       G_GUINT64_FORMAT ", \"mean_selected_kb\": ",
-				       s->maps_hit, s->bytes_hit);
-		json_double(out, mean((double)s->selected_kb_sum, res->scored_cycles));
+				       G_GUINT64_FORMAT, s->maps_hit, s->bytes_hit);
+		json_field(out, "mean_selected_kb",
+			   mean((double)s->selected_kb_sum, res->scored_cycles));
 		if (res->have_bound) {
 			const ReplayScore *b = &res->score[REPLAY_BOUND];
 
 			/* 1 for the bound itself; a predictor may beat it by luck on one trace. */
-			g_string_append(out, ", \"bound_share_cold_bytes\": ");
-			json_double(out, replay_ratio(s->bytes_cold_hit, b->bytes_cold_hit));
-			g_string_append(out, ", \"bound_share_bytes\": ");
-			json_double(out, replay_ratio(s->bytes_hit, b->bytes_hit));
+			json_field(out, "bound_share_cold_bytes",
+				   replay_ratio(s->bytes_cold_hit, b->bytes_cold_hit));
+			json_field(out, "bound_share_bytes", replay_ratio(s->bytes_hit, b->bytes_hit));
 		}
 		g_string_append(out, "}");
 	}
