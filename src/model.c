@@ -906,6 +906,31 @@ model_link_exe(Model *model, Exe *exe, gint64 now)
 }
 
 /*
+ * The index of exe's successor with the smallest share of its chances
+ * (the bid it makes, see prophet_bid_successors()); the fewer starts
+ * among equal shares; the first among equal ones.
+ */
+static guint
+weakest_successor(const Exe *exe)
+{
+	guint weakest = 0;
+	double weakest_share = G_MAXDOUBLE;
+	float weakest_count = G_MAXFLOAT;
+
+	for (guint i = 0; i < exe->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(exe->succ, ExeSucc, i);
+		double share = (double)s->count / ((double)s->chances + 1);
+
+		if (share < weakest_share || (share == weakest_share && s->count < weakest_count)) {
+			weakest = i;
+			weakest_share = share;
+			weakest_count = s->count;
+		}
+	}
+	return weakest;
+}
+
+/*
  * Counts exe as a start that followed prev. Every successor of prev that
  * is stopped (or starting) now had the chance to be this start: a
  * program that runs cannot start, and the share of prev's successions
@@ -932,10 +957,14 @@ add_successor(Model *model, Exe *prev, Exe *const *starts, guint n)
 
 		for (guint i = 0; i < prev->succ->len && !known; i++)
 			known = g_array_index(prev->succ, ExeSucc, i).next == starts[k];
+		if (known)
+			continue;
+		/* The new one is evidence; the weakest old one makes room for it. */
+		if (prev->succ->len >= MODEL_MAX_SUCCESSORS)
+			g_array_remove_index(prev->succ, weakest_successor(prev));
 		/* Its earlier chances are not known: as many as prev's successions. */
-		if (!known)
-			g_array_append_val(prev->succ, ((ExeSucc){ starts[k], 1,
-								   (float)prev->succ_total + 1 }));
+		g_array_append_val(prev->succ, ((ExeSucc){ starts[k], 1,
+							   (float)prev->succ_total + 1 }));
 	}
 	prev->succ_total += 1;
 }
@@ -1183,6 +1212,36 @@ model_age_value(double v, gint64 elapsed, gint64 halflife)
 	return age_round(v * exp2(-(double)elapsed / (double)halflife));
 }
 
+/*
+ * The order of starts ages like the chains: exe's successions, its
+ * successors' counts and chances, its starts after a quiet spell. A
+ * successor whose count faded below MODEL_FADED_WEIGHT is forgotten, and
+ * so is a session opener (a quiet start) that faded.
+ */
+static void
+age_successors(Model *model, Exe *exe, double factor)
+{
+	exe->succ_total = age_round(exe->succ_total * factor);
+	for (guint i = 0; i < exe->succ->len;) {
+		ExeSucc *s = &g_array_index(exe->succ, ExeSucc, i);
+
+		s->count = (float)age_round(s->count * factor);
+		s->chances = (float)age_round(s->chances * factor);
+		if (s->count < MODEL_FADED_WEIGHT)
+			g_array_remove_index(exe->succ, i);
+		else
+			i++;
+	}
+	if (!(exe->quiet_starts > 0))
+		return;
+	exe->quiet_starts = age_round(exe->quiet_starts * factor);
+	if (exe->quiet_starts < MODEL_FADED_WEIGHT) {
+		/* What it adds to quiet_total is aged away with it. */
+		exe->quiet_starts = 0;
+		g_ptr_array_remove(model->quiet_exes, exe);
+	}
+}
+
 guint
 model_age(Model *model, gint64 now)
 {
@@ -1212,7 +1271,15 @@ model_age(Model *model, gint64 now)
 
 		exe->time = age_round(exe->time * factor);
 		exe->starts = age_round(exe->starts * factor);
+		age_successors(model, exe, factor);
 	}
+	model->quiet_total = age_round(model->quiet_total * factor);
+	model->start_gaps = age_round(model->start_gaps * factor);
+	model->n_start_gaps = age_round(model->n_start_gaps * factor);
+	model->soon_gaps = age_round(model->soon_gaps * factor);
+	model->n_soon_gaps = age_round(model->n_soon_gaps * factor);
+	model->quiet_gaps = age_round(model->quiet_gaps * factor);
+	model->n_quiet_gaps = age_round(model->n_quiet_gaps * factor);
 
 	faded = g_ptr_array_new();
 	g_hash_table_iter_init(&iter, model->chains);

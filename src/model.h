@@ -127,8 +127,8 @@ typedef struct Exe Exe;
  * A program that was the next to start after another one (Exe.succ):
  * how many of the other's starts it followed, and in how many it could
  * have (it was stopped when the next start came; when it joins the list,
- * all of the other's earlier successions). Runtime only, not yet in the
- * state file: after a restart the order of starts is learned again.
+ * all of the other's earlier successions). Persisted (SUCC records) and
+ * aged like the chains; at most MODEL_MAX_SUCCESSORS per program.
  */
 typedef struct ExeSucc {
 	Exe *next;
@@ -158,9 +158,10 @@ typedef struct Exe {
 	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
 	double starts;        /* starts seen, aged like time (not hits.starts): see
 				 model_exes_changed(); after a load, model_count_starts() */
+	/* the order of starts, persisted (START and SUCC records) */
 	GArray *succ;         /* ExeSucc: the programs that started next after it */
-	double succ_total;    /* its starts that another start followed */
-	double quiet_starts;  /* its starts after a quiet spell (model_quiet()) */
+	double succ_total;    /* its starts that another start followed (aged) */
+	double quiet_starts;  /* its starts after a quiet spell (model_quiet(), aged) */
 } Exe;
 
 /*
@@ -224,6 +225,14 @@ typedef struct ModelParams {
  * (scan times at which exes stopped) within the follow window.
  */
 #define MODEL_FOLLOW_STOPS 2
+/*
+ * Successors kept per program (Exe.succ). A user's program has a few
+ * usual successors; the tail is programs that followed once. When a new
+ * one comes to a full list, the weakest (the smallest share of its
+ * chances, then the fewest starts) is dropped for it. Bounds the state
+ * file's SUCC lines and the successor bids to this many per program.
+ */
+#define MODEL_MAX_SUCCESSORS 32
 /* Bad exes kept at most; beyond it the oldest quarter is forgotten. */
 #define MODEL_MAX_BAD_EXES 8192
 
@@ -258,7 +267,10 @@ typedef struct Model {
 
 	guint64 prefetch_seq;    /* number of the last prefetch; maps it read carry it */
 
-	/* the order of starts (runtime): see model_exes_changed() */
+	/*
+	 * the order of starts: see model_exes_changed(). Persisted (the
+	 * ORDER record) and aged, but n_starts.
+	 */
 	Exe *last_start;         /* the exe that started last, NULL none yet */
 	gint64 last_start_time;  /* when */
 	double start_gaps;       /* seconds between consecutive starts, summed */
@@ -394,9 +406,10 @@ void model_link_exe(Model *model, Exe *exe, gint64 now);
  * transitions, then those that started are linked (model_link_exe()), so
  * that a new chain sees every change of the scan. A start adds 1 to the
  * exe's Exe.starts if the model saw the exe stop before (its previous
- * change time is known). So an exe's first start after a load is not
- * counted: it cannot be told from the first sight of a program that has
- * run for long.
+ * change time is known). So the first sight of a loaded exe that runs is
+ * not counted: it may have run for long. (learn_update() marks the loaded
+ * exes that the first scan finds stopped as stopped then, so their next
+ * start counts.)
  */
 void model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now);
 /*
@@ -450,7 +463,10 @@ void model_count_starts(Model *model);
 
 /*
  * Ages the model from model->aged_time to now: every running time and
- * start count, the total time, and every chain's joint time and counts
+ * start count, the total time, the order of starts (successions,
+ * successors' counts and chances, quiet starts, the gap sums and their
+ * counts; faded successors and session openers are forgotten, see
+ * MODEL_FADED_WEIGHT), and every chain's joint time and counts
  * are multiplied by 2^(-(now - aged_time) / halflife), rounded to 7
  * significant digits (as are the mean sojourns, which keeps the state
  * file short); then chains whose counts all faded below

@@ -51,6 +51,8 @@ G_DEFINE_QUARK(preload-state-error-quark, state_error)
 
 /* Version 2: FILE and HITS records, the aged total time, EXEMAP origins and runs. */
 #define STATE_VERSION_2 2
+/* Version 3: the order of starts (START, SUCC and ORDER records). */
+#define STATE_VERSION_3 3
 
 /*
  * No valid line comes near this: the longest is a record holding a URI of
@@ -74,6 +76,9 @@ typedef enum {
 	SECTION_MARKOV,
 	SECTION_HITS,
 	SECTION_BADEXE,
+	SECTION_START,
+	SECTION_SUCC,
+	SECTION_ORDER,
 	SECTION_COUNT
 } Section;
 
@@ -95,6 +100,8 @@ typedef struct {
 	GHashTable *maps;         /* index -> Map * */
 	GHashTable *map_keys;     /* Map * set, by identity, for duplicates */
 	GHashTable *exes;         /* index -> Exe *, owned by the model */
+	GHashTable *started;      /* Exe * set: those with a START record */
+	gboolean have_order;      /* an ORDER record was read */
 	guint64 end_lineno;       /* the END line, once the first pass found it */
 } Loader;
 
@@ -139,6 +146,7 @@ loader_init(Loader *ld, const char *path)
 	ld->maps = g_hash_table_new(g_direct_hash, g_direct_equal);
 	ld->map_keys = g_hash_table_new(map_hash, map_equal);
 	ld->exes = g_hash_table_new(g_direct_hash, g_direct_equal);
+	ld->started = g_hash_table_new(g_direct_hash, g_direct_equal);
 	ld->files = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, file_record_free);
 	ld->file_keys = g_hash_table_new(file_record_hash, file_record_equal);
 }
@@ -165,6 +173,7 @@ loader_finish(Loader *ld, gboolean keep)
 	g_hash_table_unref(ld->maps);
 	g_hash_table_unref(ld->map_keys);
 	g_hash_table_unref(ld->exes);
+	g_hash_table_unref(ld->started);
 	g_hash_table_unref(ld->file_keys);
 	g_hash_table_unref(ld->files);
 	ld->model = NULL;
@@ -173,8 +182,12 @@ loader_finish(Loader *ld, gboolean keep)
 		model_free(model);
 		return NULL;
 	}
-	/* Not in the file: what the chains saw is the best there is. */
-	model_count_starts(model);
+	/*
+	 * Before version 3 the start counts are not in the file: what the
+	 * chains saw is the best there is.
+	 */
+	if (ld->version < STATE_VERSION_3)
+		model_count_starts(model);
 	model->dirty = FALSE;
 	return model;
 }
@@ -731,6 +744,104 @@ load_badexe(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
+/* START <exe idx> <starts> <successions> <quiet starts> (version 3) */
+static gboolean
+load_start(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint idx;
+	double starts, succ_total, quiet_starts;
+	Exe *exe;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "exe index", &idx, error) ||
+	    !field_double(ld, f[2], "start count", 0, G_MAXDOUBLE, &starts, error) ||
+	    !field_double(ld, f[3], "succession count", 0, G_MAXDOUBLE, &succ_total, error) ||
+	    !field_double(ld, f[4], "quiet start count", 0, G_MAXDOUBLE, &quiet_starts, error))
+		return FALSE;
+	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", idx);
+	if (!g_hash_table_add(ld->started, exe))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate starts of exe %d", idx);
+	exe->starts = starts;
+	exe->succ_total = succ_total;
+	exe->quiet_starts = quiet_starts;
+	if (quiet_starts > 0)
+		g_ptr_array_add(ld->model->quiet_exes, exe);
+	return TRUE;
+}
+
+/* SUCC <exe idx> <next exe idx> <count> <chances> (version 3) */
+static gboolean
+load_succ(Loader *ld, char **f, guint nf, GError **error)
+{
+	gint idx, next_idx;
+	ExeSucc succ;
+	Exe *exe;
+
+	(void)nf;
+	if (!field_index(ld, f[1], "exe index", &idx, error) ||
+	    !field_index(ld, f[2], "exe index", &next_idx, error) ||
+	    !field_float(ld, f[3], "successor count", &succ.count, error) ||
+	    !field_float(ld, f[4], "successor chances", &succ.chances, error))
+		return FALSE;
+	if (!(exe = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", idx);
+	if (!(succ.next = g_hash_table_lookup(ld->exes, GINT_TO_POINTER(next_idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", next_idx);
+	if (succ.next == exe)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "exe %d as its own successor", idx);
+	/* Every start it followed was a chance to. */
+	if (succ.count > succ.chances)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "successor %d of exe %d has more starts than chances", next_idx, idx);
+	for (guint i = 0; i < exe->succ->len; i++) {
+		if (g_array_index(exe->succ, ExeSucc, i).next == succ.next)
+			return load_fail(ld, error, STATE_ERROR_CORRUPT,
+					 "duplicate successor %d of exe %d", next_idx, idx);
+	}
+	if (exe->succ->len >= MODEL_MAX_SUCCESSORS)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT,
+				 "exe %d has more than %d successors", idx, MODEL_MAX_SUCCESSORS);
+	/* In the file's order, which is the model's. */
+	g_array_append_val(exe->succ, succ);
+	return TRUE;
+}
+
+/*
+ * ORDER <last start exe idx, -1 none> <last start time> <start gaps> <n>
+ *       <soon gaps> <n> <quiet gaps> <n> <quiet total> (version 3)
+ */
+static gboolean
+load_order(Loader *ld, char **f, guint nf, GError **error)
+{
+	static const char *const names[7] = {
+		"start gaps", "start gap count", "soon gaps", "soon gap count",
+		"quiet gaps", "quiet gap count", "quiet start total",
+	};
+	Model *model = ld->model;
+	double *const sums[7] = {
+		&model->start_gaps, &model->n_start_gaps, &model->soon_gaps, &model->n_soon_gaps,
+		&model->quiet_gaps, &model->n_quiet_gaps, &model->quiet_total,
+	};
+	gint64 idx, time;
+
+	(void)nf;
+	if (ld->have_order)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate ORDER record");
+	ld->have_order = TRUE;
+	if (!field_int(ld, f[1], "exe index", -1, MAX_INDEX, &idx, error) ||
+	    !field_int(ld, f[2], "last start time", G_MININT64 + 1, G_MAXINT64, &time, error))
+		return FALSE;
+	for (int i = 0; i < 7; i++) {
+		if (!field_double(ld, f[3 + i], names[i], 0, G_MAXDOUBLE, sums[i], error))
+			return FALSE;
+	}
+	if (idx >= 0 && !(model->last_start = g_hash_table_lookup(ld->exes, GINT_TO_POINTER((gint)idx))))
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %" G_GINT64_FORMAT, idx);
+	model->last_start_time = time;
+	return TRUE;
+}
+
 /* ---- saving ---- */
 
 /*
@@ -1190,6 +1301,73 @@ save_bad_exes(Saver *s)
 	}
 }
 
+/* START: see load_start(). Only exes whose starts were counted. */
+static void
+save_starts(Saver *s)
+{
+	for (guint i = 0; i < s->plan->exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(s->plan->exes, i);
+
+		if (!(exe->starts > 0) && !(exe->succ_total > 0) && !(exe->quiet_starts > 0))
+			continue;
+		g_string_append_printf(s->w->buf, "START\t%u", exe->seq);
+		append_double(s->w->buf, saveable(aged(s->model, exe->starts), 0, G_MAXDOUBLE));
+		append_double(s->w->buf, saveable(aged(s->model, exe->succ_total), 0, G_MAXDOUBLE));
+		append_double(s->w->buf, saveable(aged(s->model, exe->quiet_starts), 0, G_MAXDOUBLE));
+		g_string_append_c(s->w->buf, '\n');
+		saver_record_done(s);
+	}
+}
+
+/* SUCC: see load_succ(). Each exe's successors in the model's order. */
+static void
+save_successors(Saver *s)
+{
+	for (guint i = 0; i < s->plan->exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(s->plan->exes, i);
+
+		for (guint j = 0; j < exe->succ->len && j < MODEL_MAX_SUCCESSORS; j++) {
+			const ExeSucc *succ = &g_array_index(exe->succ, ExeSucc, j);
+			float count, chances;
+
+			if (succ->next->seq == NOT_WRITTEN || succ->next == exe)
+				continue;
+			count = (float)saveable(aged(s->model, succ->count), 0, G_MAXFLOAT);
+			chances = (float)saveable(aged(s->model, succ->chances), 0, G_MAXFLOAT);
+			g_string_append_printf(s->w->buf, "SUCC\t%u\t%u", exe->seq, succ->next->seq);
+			/* What the loader checks, whatever a bug did. */
+			append_float(s->w->buf, MIN(count, chances));
+			append_float(s->w->buf, chances);
+			g_string_append_c(s->w->buf, '\n');
+			saver_record_done(s);
+		}
+	}
+}
+
+/* ORDER: see load_order(). One line, when starts were seen. */
+static void
+save_order(Saver *s)
+{
+	const Model *m = s->model;
+	const double sums[7] = {
+		m->start_gaps, m->n_start_gaps, m->soon_gaps, m->n_soon_gaps,
+		m->quiet_gaps, m->n_quiet_gaps, m->quiet_total,
+	};
+	gint64 last = m->last_start && m->last_start->seq != NOT_WRITTEN ? (gint64)m->last_start->seq : -1;
+	gboolean any = last >= 0;
+
+	for (int i = 0; i < 7; i++)
+		any |= sums[i] > 0;
+	if (!any)
+		return;
+	g_string_append_printf(s->w->buf, "ORDER\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT, last,
+			       MAX(m->last_start_time, G_MININT64 + 1));
+	for (int i = 0; i < 7; i++)
+		append_double(s->w->buf, saveable(aged(m, sums[i]), 0, G_MAXDOUBLE));
+	g_string_append_c(s->w->buf, '\n');
+	saver_record_done(s);
+}
+
 /* ---- the record types ---- */
 
 typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error);
@@ -1202,11 +1380,12 @@ typedef void (*RecordSaver)(Saver *s);
  */
 static const struct {
 	const char *tag;
-	guint fields;         /* in the current format, version 2 */
+	guint fields;         /* in the current format (version 2 on) */
 	guint v1_fields;      /* in version 1; 0 if the record did not exist */
 	guint legacy_fields;  /* in the 0.6.4 format; 0 if it did not exist */
 	RecordLoader load;
 	RecordSaver save;
+	gint64 since;         /* the first format version that has it; 0: all */
 } record_types[] = {
 	[SECTION_FILE] = { "FILE", 7, 0, 0, load_file, save_files },
 	[SECTION_MAP] = { "MAP", 6, 6, 7, load_map, save_maps },
@@ -1215,6 +1394,9 @@ static const struct {
 	[SECTION_MARKOV] = { "MARKOV", 20, 24, 24, load_markov, save_chains },
 	[SECTION_HITS] = { "HITS", 8, 0, 0, load_hits, save_hits },
 	[SECTION_BADEXE] = { "BADEXE", 4, 4, 4, load_badexe, save_bad_exes },
+	[SECTION_START] = { "START", 5, 0, 0, load_start, save_starts, STATE_VERSION_3 },
+	[SECTION_SUCC] = { "SUCC", 5, 0, 0, load_succ, save_successors, STATE_VERSION_3 },
+	[SECTION_ORDER] = { "ORDER", 10, 0, 0, load_order, save_order, STATE_VERSION_3 },
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(record_types) == SECTION_COUNT);
 
@@ -1254,7 +1436,7 @@ load_record(Loader *ld, char **f, guint nf, GError **error)
 		want = ld->legacy ? record_types[section].legacy_fields
 		       : ld->version == 1 ? record_types[section].v1_fields : record_types[section].fields;
 		/* A record of a later version in an older file: as unknown as any other. */
-		if (want == 0)
+		if (want == 0 || record_types[section].since > ld->version)
 			break;
 		if (nf != want)
 			return load_fail(ld, error, STATE_ERROR_CORRUPT,

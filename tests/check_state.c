@@ -417,7 +417,7 @@ START_TEST(test_round_trip)
 	 */
 	bytes = read_bytes(path);
 	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t1234567\t1234000.5\n# "));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t3\t1234567\t1234000.5\n# "));
 	lines = g_strsplit(text, "\n", -1);
 	ck_assert_uint_eq(g_strv_length(lines), 23);  /* 22 lines and "" after the last */
 	ck_assert_str_eq(lines[22], "");
@@ -574,7 +574,7 @@ START_TEST(test_save_empty_model)
 	body = g_strndup(text, (gsize)(strstr(text, "END") - text));
 	expected = with_end(body, 0);
 	ck_assert_str_eq(text, expected);
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t2\t0\t0\n#"));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t3\t0\t0\n#"));
 	ck_assert(strstr(text, "\nEND\t0\t") != NULL);
 
 	loaded = state_load(path, &error);
@@ -880,6 +880,9 @@ END_TEST
 #define PRE2     L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0 L_EXE1
 #define BASE2    PRE2 L2_EM0 L2_EM1 L2_MK L2_HITS L_BAD
 /* END is line 15 */
+/* The same lines 1 to 9 in version 3, which adds START, SUCC and ORDER. */
+#define PRE3     "PRELOAD-STATE\t3\t100\t90.5\n" L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 \
+		 L2_MAP2 L_EXE0 L_EXE1
 
 START_TEST(test_load_valid_text)
 {
@@ -1107,7 +1110,7 @@ START_TEST(test_load_v1_saves_v2)
 	ck_assert(state_save(model, path, &error));
 	bytes = read_bytes(path);
 	saved = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t2\t100\t100\n"));
+	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t3\t100\t100\n"));
 	/* Both maps are ranges of one file, written once. */
 	ck_assert(strstr(saved, "\nFILE\t0\t0\t0\t0\t0\tfile:///usr/lib/liba.so\n") != NULL);
 	ck_assert(strstr(saved, "\nFILE\t1\t") == NULL);
@@ -1302,7 +1305,7 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 5, "host name" },
 	{ "URI with %00", L_HDR L_NOTE L_MAP0 L_MAP1 "EXE\t0\t7\t30\tfile:///usr/bin/x%00y\n", TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 5, "bad file URI" },
-	{ "newer version", "PRELOAD-STATE\t3\t100\t1\n" L_NOTE, TRUE, 0, NULL,
+	{ "newer version", "PRELOAD-STATE\t4\t100\t1\n" L_NOTE, TRUE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
 	{ "newer version, other fields", "PRELOAD-STATE\t17\n", FALSE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
@@ -1434,6 +1437,29 @@ static const BadFile bad_files[] = {
 	{ "departures beyond a float, version 1", L_HDR L_NOTE L_MAP0 L_MAP1 L_EXE0 L_EXE1 L_EM0 L_EM1
 	  "MARKOV\t0\t1\t10\t1\t2\t3\t4\t1\t3e38\t3e38\t3e38\t4\t5\t6\t7\t8\t9\t10\t11\t12\t13\t14\t15\n",
 	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 9, "weights out of range in chain 0-1" },
+	{ "SUCC in version 2", PRE2 "SUCC\t0\t1\t1\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "unknown record type \"SUCC\"" },
+	{ "START in version 2", PRE2 "START\t0\t1\t1\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "unknown record type \"START\"" },
+	{ "own successor", PRE3 "SUCC\t0\t0\t1\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "exe 0 as its own successor" },
+	{ "successor of more starts than chances", PRE3 "SUCC\t0\t1\t3\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "successor 1 of exe 0 has more starts than chances" },
+	{ "duplicate successor", PRE3 "SUCC\t0\t1\t1\t2\n" "SUCC\t0\t1\t1\t3\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 11, "duplicate successor 1 of exe 0" },
+	{ "successor unknown", PRE3 "SUCC\t0\t2\t1\t2\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "unknown exe index 2" },
+	{ "duplicate START", PRE3 "START\t1\t1\t1\t0\n" "START\t1\t2\t1\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 11, "duplicate starts of exe 1" },
+	{ "negative quiet starts", PRE3 "START\t1\t1\t1\t-1\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "bad quiet start count \"-1\"" },
+	{ "ORDER of an unknown exe", PRE3 "ORDER\t5\t0\t0\t0\t0\t0\t0\t0\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 10, "unknown exe index 5" },
+	{ "two ORDERs", PRE3 "ORDER\t-1\t0\t0\t0\t0\t0\t0\t0\t0\n"
+	  "ORDER\t-1\t0\t0\t0\t0\t0\t0\t0\t0\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 11, "duplicate ORDER record" },
+	{ "SUCC after ORDER", PRE3 "ORDER\t-1\t0\t0\t0\t0\t0\t0\t0\t0\n" "SUCC\t0\t1\t1\t2\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 11, "SUCC record after ORDER records" },
 	{ "no END line, version 2", BASE2, FALSE, 0, NULL,
 	  STATE_ERROR_TRUNCATED, 15, "before its END line" },
 	{ "record count too high, version 2", BASE2, TRUE, 1, NULL,
@@ -1788,10 +1814,126 @@ START_TEST(test_save_large_in_chunks)
 END_TEST
 
 /*
+ * The order of starts survives a save and a load exactly: x (exe 0) was
+ * followed by y in 2 of its 3 chances (of 4 successions); y opened 1.5
+ * sessions (aged); y started last, at 90. Saving the loaded model gives
+ * the same records.
+ */
+START_TEST(test_round_trip_successors)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *path2 = tmp_path("state2");
+	g_autofree char *text = with_end(PRE3 L2_EM0 L2_EM1
+					 "START\t0\t5\t4\t0\n"
+					 "START\t1\t2.5\t0\t1.5\n"
+					 "SUCC\t0\t1\t2\t3\n"
+					 "ORDER\t1\t90\t300\t12\t120\t10\t60.25\t2\t1.5\n", 0);
+	g_autoptr(Model) model = NULL;
+	g_autoptr(GBytes) before = NULL;
+	g_autoptr(GBytes) after = NULL;
+	const ExeSucc *succ;
+	Exe *x, *y;
+
+	tu_write_file(path, text);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	x = model_lookup_exe(model, "/usr/bin/x");
+	y = model_lookup_exe(model, "/usr/bin/y");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_ptr_nonnull(y);
+	/* From the START lines, not from the chains (model_count_starts()). */
+	assert_same_double(x->starts, 5, "x's starts");
+	assert_same_double(x->succ_total, 4, "x's successions");
+	assert_same_double(y->starts, 2.5, "y's starts");
+	assert_same_double(y->quiet_starts, 1.5, "y's quiet starts");
+	ck_assert_uint_eq(x->succ->len, 1);
+	ck_assert_uint_eq(y->succ->len, 0);
+	succ = &g_array_index(x->succ, ExeSucc, 0);
+	ck_assert_ptr_eq(succ->next, y);
+	assert_same_float(succ->count, 2, "y after x");
+	assert_same_float(succ->chances, 3, "y's chances after x");
+	ck_assert_uint_eq(model->quiet_exes->len, 1);
+	ck_assert_ptr_eq(g_ptr_array_index(model->quiet_exes, 0), y);
+	ck_assert_ptr_eq(model->last_start, y);
+	ck_assert_int_eq(model->last_start_time, 90);
+	assert_same_double(model->start_gaps, 300, "start gaps");
+	assert_same_double(model->n_start_gaps, 12, "start gap count");
+	assert_same_double(model->soon_gaps, 120, "soon gaps");
+	assert_same_double(model->n_soon_gaps, 10, "soon gap count");
+	assert_same_double(model->quiet_gaps, 60.25, "quiet gaps");
+	assert_same_double(model->n_quiet_gaps, 2, "quiet gap count");
+	assert_same_double(model->quiet_total, 1.5, "quiet total");
+	/* 2 * 300 / 12 */
+	assert_same_double(model_quiet(model), 50, "quiet spell");
+
+	ck_assert(state_save(model, path2, &error));
+	before = read_bytes(path);
+	after = read_bytes(path2);
+	{
+		g_autofree char *old_text = g_strndup(g_bytes_get_data(before, NULL),
+						      g_bytes_get_size(before));
+		g_autofree char *new_text = g_strndup(g_bytes_get_data(after, NULL),
+						      g_bytes_get_size(after));
+		g_auto(GStrv) old_lines = g_strsplit(old_text, "\n", -1);
+		g_auto(GStrv) new_lines = g_strsplit(new_text, "\n", -1);
+
+		/* 16 lines and "": only the comment (line 2), so the END, differ. */
+		ck_assert_uint_eq(g_strv_length(old_lines), 17);
+		ck_assert_uint_eq(g_strv_length(new_lines), 17);
+		for (guint i = 0; i < 15; i++) {
+			if (i != 1)
+				ck_assert_str_eq(old_lines[i], new_lines[i]);
+		}
+	}
+}
+END_TEST
+
+/*
+ * The order of starts ages with the half-life, and a successor whose
+ * count fades below MODEL_FADED_WEIGHT is forgotten.
+ */
+START_TEST(test_successors_age)
+{
+	g_autoptr(Model) model = model_new();
+	ModelParams params = { .halflife = 100 };
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+	model_set_params(model, &params);
+	g_array_append_val(a->succ, ((ExeSucc){ b, 4, 6 }));
+	g_array_append_val(a->succ, ((ExeSucc){ c, 0.08f, 6 }));
+	a->succ_total = 6;
+	b->quiet_starts = 2;
+	g_ptr_array_add(model->quiet_exes, b);
+	model->quiet_total = 2;
+	model->start_gaps = 100;
+	model->n_start_gaps = 10;
+	/* One half-life: everything halves; c's 0.04 has faded. */
+	model_age(model, 100);
+	ck_assert_uint_eq(a->succ->len, 1);
+	ck_assert_ptr_eq(g_array_index(a->succ, ExeSucc, 0).next, b);
+	assert_same_float(g_array_index(a->succ, ExeSucc, 0).count, 2, "b after a");
+	assert_same_float(g_array_index(a->succ, ExeSucc, 0).chances, 3, "b's chances");
+	assert_same_double(a->succ_total, 3, "a's successions");
+	assert_same_double(b->quiet_starts, 1, "b's quiet starts");
+	assert_same_double(model->quiet_total, 1, "quiet total");
+	assert_same_double(model->start_gaps, 50, "start gaps");
+	assert_same_double(model->n_start_gaps, 5, "start gap count");
+}
+END_TEST
+
+/*
  * tests/fixtures/state-v2.state was saved by the writer that hashed with
  * its own SHA-256 code (the 0.6.4 fixture, imported and saved at
- * 36f5084): it loads, and saving it again gives the very same bytes, END
- * line and all, so files written before the move to GChecksum still load.
+ * 36f5084): it loads, and saving it again gives the very same records
+ * in version 3, which adds START lines (the start counts the chains
+ * imply) and so a new END line: files written before the move to
+ * GChecksum, and version 2 files, still load.
  */
 START_TEST(test_load_earlier_checksum)
 {
@@ -1807,7 +1949,35 @@ START_TEST(test_load_earlier_checksum)
 	ck_assert(state_save(model, path, &error));
 	before = read_bytes(fixture);
 	after = read_bytes(path);
-	ck_assert(g_bytes_equal(before, after));
+	{
+		g_autofree char *old_text = g_strndup(g_bytes_get_data(before, NULL),
+						      g_bytes_get_size(before));
+		g_autofree char *new_text = g_strndup(g_bytes_get_data(after, NULL),
+						      g_bytes_get_size(after));
+		g_auto(GStrv) old_lines = g_strsplit(old_text, "\n", -1);
+		g_auto(GStrv) new_lines = g_strsplit(new_text, "\n", -1);
+		guint n_old = g_strv_length(old_lines), j = 1, starts = 0;
+
+		ck_assert(g_str_has_prefix(old_lines[0], "PRELOAD-STATE\t2\t"));
+		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t3\t"));
+		ck_assert_str_eq(old_lines[0] + 16, new_lines[0] + 16);
+		/* Every line but the header and END (the last two: END, ""). */
+		for (guint i = 1; i + 2 < n_old; i++, j++) {
+			while (new_lines[j] && g_str_has_prefix(new_lines[j], "START\t")) {
+				j++;
+				starts++;
+			}
+			ck_assert_ptr_nonnull(new_lines[j]);
+			ck_assert_str_eq(old_lines[i], new_lines[j]);
+		}
+		while (new_lines[j] && g_str_has_prefix(new_lines[j], "START\t")) {
+			j++;
+			starts++;
+		}
+		/* One START per program whose chains recorded a start: 3 of the 4. */
+		ck_assert_uint_eq(starts, 3);
+		ck_assert(g_str_has_prefix(new_lines[j], "END\t"));
+	}
 }
 END_TEST
 
@@ -2099,6 +2269,8 @@ state_suite(void)
 	tc = tcase_create("checksum");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_load_earlier_checksum);
+	tcase_add_test(tc, test_round_trip_successors);
+	tcase_add_test(tc, test_successors_age);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("move aside");

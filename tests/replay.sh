@@ -288,7 +288,7 @@ chains=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/short.json")
 # with as many EXE and MARKOV records as the report counts.
 "$replay" --quiet --save-state "$tmp/short.state" --json "$tmp/saved.json" "$tmp/short.trace" ||
 	fail "replay --save-state"
-head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	2	" || fail "--save-state: not a version 2 state"
+head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	3	" || fail "--save-state: not a version 3 state"
 tail -n 1 "$tmp/short.state" | grep -q "^END	" || fail "--save-state: no END line"
 exes=$(grep -c "^EXE	" "$tmp/short.state")
 markovs=$(grep -c "^MARKOV	" "$tmp/short.state")
