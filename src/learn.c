@@ -591,6 +591,29 @@ count_start(Model *model, Exe *exe)
 	exe_hits_add(&exe->hits, bytes, prefetched, 0, 0);
 }
 
+/*
+ * The first scan of a model loaded from a state file: the exes it finds
+ * stopped are known stopped from then on, so their next start is a
+ * start (counted, and a successor of the start before it). Those it
+ * finds running may have run for long: their start stays unknown. At
+ * boot, when nothing of the user's runs yet, every program the user
+ * launches is then counted from the first launch.
+ */
+static void
+mark_seen_stopped(Model *model, gint64 time)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+
+		if (exe->change_timestamp < 0 && !exe_is_running(model, exe))
+			exe->change_timestamp = time;
+	}
+}
+
 void
 learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 now)
 {
@@ -598,6 +621,7 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 	g_autoptr(GPtrArray) changed = NULL;
 	const ScanResult *found;
 	ModelParams params;
+	gboolean first;
 
 	g_return_if_fail(learn != NULL);
 	g_return_if_fail(scan != NULL);
@@ -624,6 +648,7 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 	 *    what is gone). First, so that what this update adds is not aged
 	 *    at once.
 	 */
+	first = learn->maintained < 0;
 	if (learn->maintained >= 0 && now < learn->maintained)
 		learn->maintained = now;  /* a clock that went back */
 	else if (learn->maintained < 0 || now - learn->maintained >= maintenance_period(conf))
@@ -638,6 +663,8 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 			g_ptr_array_add(changed, exe);
 	}
 	model_exes_changed(model, (Exe *const *)changed->pdata, changed->len, found->time);
+	if (first)
+		mark_seen_stopped(model, found->time);
 	for (guint i = 0; learn->count_starts && i < changed->len; i++) {
 		Exe *exe = g_ptr_array_index(changed, i);
 
