@@ -862,6 +862,8 @@ static const char *const reason_names[REPORT_N_REASONS] = {
 	[REPORT_REASON_NO_PREDICT] = "no-predict",
 	[REPORT_REASON_CACHED] = "cached",
 	[REPORT_REASON_STALE] = "stale",
+	[REPORT_REASON_SUCCESSOR] = "successor",
+	[REPORT_REASON_SESSION_OPENER] = "session-opener",
 };
 
 const char *
@@ -941,6 +943,44 @@ explain_unknown(ReportExplain *ex, const ReportSources *src, const char *program
 			    "it was found too small to learn: %" G_GUINT64_FORMAT " KB of maps, "
 			    "minsize is %" G_GINT64_FORMAT " KB", bad->size / 1024,
 			    src->conf->minsize / 1024);
+}
+
+/*
+ * The successor bid of exe, as prophet_bid_successors() makes it, in one
+ * line: after a quiet spell the programs that open sessions bid, else
+ * the programs that followed the last start. Counts are aged, so shown
+ * with up to 4 digits ("5", "4.871").
+ */
+static void
+explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
+{
+	const Model *model = src->model;
+	const Exe *last = model->last_start;
+	double quiet;
+
+	if (!src->conf->successor || !last || ex->running)
+		return;
+	quiet = model_quiet(model);
+	if (quiet > 0 && (double)(model->time - model->last_start_time) >= quiet) {
+		if (exe->quiet_starts > 0)
+			add_finding(ex, REPORT_REASON_SESSION_OPENER,
+				    "opens a session: the first start after a quiet spell in %.4g of %.4g",
+				    exe->quiet_starts, model->quiet_total);
+		return;
+	}
+	for (guint i = 0; i < last->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(last->succ, ExeSucc, i);
+		g_autofree char *name = NULL;
+		g_autofree char *text = NULL;
+
+		if (s->next != exe)
+			continue;
+		name = g_path_get_basename(last->path);
+		text = report_path_text(name);
+		add_finding(ex, REPORT_REASON_SUCCESSOR, "next after %s in %.4g of its %.4g chances",
+			    text, (double)s->count, (double)s->chances);
+		return;
+	}
 }
 
 ReportExplain *
@@ -1028,6 +1068,7 @@ report_explain(const ReportSources *src, const char *program, gboolean probe,
 			    "the line is %.6f (budget %" G_GUINT64_FORMAT " KB, %" G_GUINT64_FORMAT
 			    " KB used; maps below %.4f are never read)",
 			    ex->probability, best, ex->line, src->budget_kb, used_kb, PROPHET_MIN_PROB);
+	explain_successor(ex, src, exe);
 	if (ex->maps_stale > 0)
 		add_finding(ex, REPORT_REASON_STALE,
 			    "%u of its %u maps are stale: their files are gone or were replaced",

@@ -199,6 +199,8 @@ typedef enum {
 	REPORT_REASON_NO_PREDICT,     /* dopredict is off */
 	REPORT_REASON_CACHED,         /* its learned set is resident already */
 	REPORT_REASON_STALE,          /* some of its files are gone or were replaced */
+	REPORT_REASON_SUCCESSOR,      /* it bids as the likely next start after the last one */
+	REPORT_REASON_SESSION_OPENER, /* quiet for long: it bids as a session's first start */
 	REPORT_N_REASONS
 } ReportReason;
 

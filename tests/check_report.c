@@ -430,11 +430,60 @@ START_TEST(test_explain_ambiguous)
 }
 END_TEST
 
+/*
+ * evince started last, at 95; beta followed it in 5 of its 9 chances. The
+ * same beta after a quiet spell (12 gaps of 10 s: quiet after 20 s) is
+ * a session opener instead, in 2 of the 7 sessions seen.
+ */
+START_TEST(test_explain_successor)
+{
+	Model *model = fx.model;
+	Exe *evince = add_exe(model, "/usr/bin/evince", 0.0);
+	Exe *beta = model_lookup_exe(model, "/usr/bin/beta");
+	g_autoptr(ReportExplain) ex = NULL;
+	g_autoptr(ReportExplain) quiet = NULL;
+	g_autoptr(ReportExplain) off = NULL;
+	g_autofree char *text = NULL;
+
+	g_array_append_val(evince->succ, ((ExeSucc){ beta, 5, 9 }));
+	evince->succ_total = 9;
+	model->last_start = evince;
+	model->last_start_time = 95;
+	model->start_gaps = 120;
+	model->n_start_gaps = 12;
+	beta->quiet_starts = 2;
+	g_ptr_array_add(model->quiet_exes, beta);
+	model->quiet_total = 7;
+
+	ex = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(ex->findings->len, 2);
+	ck_assert_int_eq(reason(ex, 0), REPORT_REASON_BELOW_LINE);
+	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_SUCCESSOR);
+	ck_assert_str_eq(finding_text(ex, 1), "next after evince in 5 of its 9 chances");
+	text = report_explain_text(ex, FALSE);
+	ck_assert(g_str_has_suffix(text, "\n  successor   next after evince in 5 of its 9 chances\n"));
+
+	/* 20 s after the last start: quiet. */
+	model->time = 115;
+	quiet = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(quiet->findings->len, 2);
+	ck_assert_int_eq(reason(quiet, 1), REPORT_REASON_SESSION_OPENER);
+	ck_assert_str_eq(finding_text(quiet, 1),
+			 "opens a session: the first start after a quiet spell in 2 of 7");
+
+	fx.conf->successor = FALSE;
+	off = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(off->findings->len, 1);
+}
+END_TEST
+
 START_TEST(test_reason_names)
 {
 	for (int r = 0; r < REPORT_N_REASONS; r++)
 		ck_assert_ptr_nonnull(report_reason_name((ReportReason)r));
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_BELOW_LINE), "below-line");
+	ck_assert_str_eq(report_reason_name(REPORT_REASON_SUCCESSOR), "successor");
+	ck_assert_str_eq(report_reason_name(REPORT_REASON_SESSION_OPENER), "session-opener");
 }
 END_TEST
 
@@ -465,6 +514,7 @@ report_suite(void)
 	tcase_add_test(tc, test_status_line);
 	tcase_add_test(tc, test_explain_prefetched);
 	tcase_add_test(tc, test_explain_below_line);
+	tcase_add_test(tc, test_explain_successor);
 	tcase_add_test(tc, test_explain_paused_stale);
 	tcase_add_test(tc, test_explain_running_no_bid);
 	tcase_add_test(tc, test_explain_not_learned);
