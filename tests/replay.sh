@@ -284,7 +284,7 @@ all=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/pairwise.json")
 chains=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/short.json")
 [ -n "$chains" ] && [ "$chains" -lt "$all" ] || fail "sparse chains: '$chains', expected fewer than $all"
 
-# --save-state writes the model in the daemon's format: a version 2 file
+# --save-state writes the model in the daemon's format: a version 3 file
 # with as many EXE and MARKOV records as the report counts.
 "$replay" --quiet --save-state "$tmp/short.state" --json "$tmp/saved.json" "$tmp/short.trace" ||
 	fail "replay --save-state"
@@ -295,6 +295,16 @@ markovs=$(grep -c "^MARKOV	" "$tmp/short.state")
 [ "$exes" = "$(sed -n 's/.*"exes": \([0-9]*\).*/\1/p' "$tmp/saved.json")" ] ||
 	fail "--save-state: $exes EXE records"
 [ "$markovs" = "$chains" ] || fail "--save-state: $markovs MARKOV records, $chains chains"
+# The order of starts is in it: successors and the last start.
+grep -q "^SUCC	" "$tmp/short.state" || fail "--save-state: no SUCC record"
+[ "$(grep -c "^ORDER	" "$tmp/short.state")" = 1 ] || fail "--save-state: not one ORDER record"
+# --restart-at: the daemon saves, frees and reloads its model before a
+# cycle; what it learned after the restart is saved at the end as well.
+"$replay" --quiet --restart-at 300 --save-state "$tmp/restarted.state" "$tmp/short.trace" ||
+	fail "replay --restart-at"
+grep -q "^SUCC	" "$tmp/restarted.state" || fail "--restart-at: no SUCC record at the end"
+"$replay" --quiet --restart-at -1 "$tmp/short.trace" 2>/dev/null &&
+	fail "--restart-at -1 accepted"
 "$replay" --quiet --save-state "$tmp/no-such-dir/x/../../" "$tmp/short.trace" 2>/dev/null &&
 	fail "--save-state to a directory succeeded"
 

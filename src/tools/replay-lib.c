@@ -33,6 +33,7 @@
 
 #include "replay-lib.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -79,6 +80,8 @@ typedef struct Replay {
 	Conf *conf;
 	Model *model;
 	Cycle *cycle;         /* the daemon's cycle, on the sources below */
+	const CycleSources *sources;
+	GError *restart_error;  /* a restart (options->restart_at) failed */
 	const TraceCycle *cur;  /* the trace's cycle being run */
 	const TraceCycle *next; /* the one after it, for the plan */
 
@@ -819,6 +822,57 @@ static const CycleReader replay_recorder = { replay_record };
 
 /* ---- the cycle ---- */
 
+/* The daemon's cycle on the model, with the trace as the maps source. */
+static void
+replay_cycle_new(Replay *r)
+{
+	Learn *learn;
+
+	r->cycle = cycle_new(r->model, r->conf, r->sources);
+	learn = cycle_get_learn(r->cycle);
+	learn_set_maps_source(learn, replay_maps_source, r);
+	learn_set_file_check(learn, accept_any_file, NULL);
+}
+
+static void
+replay_cycle_free(Replay *r)
+{
+	if (!r->cycle)
+		return;
+	/* The cycle must not call back into r once r is gone. */
+	learn_set_maps_source(cycle_get_learn(r->cycle), NULL, NULL);
+	g_clear_pointer(&r->cycle, cycle_free);
+}
+
+/*
+ * A daemon restart: the model saved to a state file, the daemon's cycle
+ * and model freed, the model loaded from the file into a new cycle, as a
+ * daemon stopped and started again (at boot) would.
+ */
+static gboolean
+restart(Replay *r, GError **error)
+{
+	g_autofree char *dir = g_dir_make_tmp("preload-replay-XXXXXX", error);
+	g_autofree char *path = NULL;
+	Model *model;
+	gboolean ok;
+
+	if (!dir)
+		return FALSE;
+	path = g_build_filename(dir, "preload.state", NULL);
+	ok = state_save(r->model, path, error);
+	model = ok ? state_load(path, error) : NULL;
+	g_unlink(path);
+	g_rmdir(dir);
+	if (!model)
+		return FALSE;
+	replay_cycle_free(r);
+	model_free(r->model);
+	r->model = model;
+	replay_cycle_new(r);
+	return TRUE;
+}
+
 static void
 run_cycle(Replay *r, TraceCycle *c, const TraceCycle *next)
 {
@@ -854,6 +908,11 @@ run_cycle(Replay *r, TraceCycle *c, const TraceCycle *next)
 		c->maps->pdata[i] = NULL;   /* now owned by the table */
 	}
 
+	/* 2b. A daemon restart before this cycle's scan, if asked. */
+	if (r->options->restart_at > 0 && r->result->scans == r->options->restart_at &&
+	    !restart(r, &r->restart_error))
+		return;
+
 	/* 3. The scan at T, 4. learn and the prediction at T + cycle/2:
 	 *    the daemon's cycle, on the sources of the trace. */
 	if (c->mem_known) {
@@ -882,8 +941,6 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 {
 	g_autoptr(GError) local = NULL;
 	g_autoptr(Conf) conf = NULL;
-	g_autoptr(Model) model = NULL;
-	g_autoptr(Cycle) cycle = NULL;
 	Replay r = { 0 };
 	const CycleSources sources = {
 		.scan = replay_scan,
@@ -891,7 +948,6 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 		.reader = &replay_recorder,
 		.data = &r,
 	};
-	Learn *learn;
 	TraceCycle cur, next;
 	gboolean ok = TRUE;
 
@@ -906,15 +962,11 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	/* A replay watches and predicts whatever the configuration says. */
 	conf->doscan = TRUE;
 	conf->dopredict = TRUE;
-	model = model_new();
-	cycle = cycle_new(model, conf, &sources);
-	learn = cycle_get_learn(cycle);
-
 	r.options = options;
 	r.tr = tr;
 	r.conf = conf;
-	r.model = model;
-	r.cycle = cycle;
+	r.model = model_new();
+	r.sources = &sources;
 	r.result = result;
 	r.maps_table = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, maps_entry_free);
 	r.pids = g_hash_table_new(g_str_hash, g_str_equal);
@@ -932,8 +984,7 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 		ok = bound_load(&r, options->bound, conf->cycle, &local);
 		result->have_bound = TRUE;
 	}
-	learn_set_maps_source(learn, replay_maps_source, &r);
-	learn_set_file_check(learn, accept_any_file, NULL);
+	replay_cycle_new(&r);
 	result->cycle = conf->cycle;
 
 	/* Two cycles in hand: the one to run and the one that scores it. */
@@ -945,6 +996,10 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 			next.valid = FALSE;
 		}
 		run_cycle(&r, &cur, &next);
+		if (r.restart_error) {
+			g_propagate_error(&local, g_steal_pointer(&r.restart_error));
+			ok = FALSE;
+		}
 		trace_cycle_swap(&cur, &next);
 	}
 
@@ -956,15 +1011,14 @@ replay_run(TraceReader *tr, const ReplayOptions *options, ReplayResult *result, 
 	}
 	result->complete = ok && trace_reader_is_complete(tr);
 	if (options->save_state && ok)
-		ok = state_save(model, options->save_state, &local);
-	result->exes = g_hash_table_size(model->exes);
-	result->bad_exes = g_hash_table_size(model->bad_exes);
-	result->maps = g_hash_table_size(model->maps);
-	result->chains = model->n_chains;
+		ok = state_save(r.model, options->save_state, &local);
+	result->exes = g_hash_table_size(r.model->exes);
+	result->bad_exes = g_hash_table_size(r.model->bad_exes);
+	result->maps = g_hash_table_size(r.model->maps);
+	result->chains = r.model->n_chains;
 
-	/* The cycle must not call back into r once r is gone. */
-	learn_set_maps_source(learn, NULL, NULL);
-	g_clear_pointer(&cycle, cycle_free);
+	replay_cycle_free(&r);
+	g_clear_pointer(&r.model, model_free);
 	trace_cycle_clear(&cur);
 	trace_cycle_clear(&next);
 	trace_cycle_clear(&r.scan);

@@ -88,6 +88,13 @@ typedef struct ReplayOptions {
 	 * bound while it is still learning; this measures it once it has.
 	 */
 	guint64 from_cycle;
+	/*
+	 * Restart the daemon before this cycle (0: never): save the model to
+	 * a state file, free it and the cycle, load it back into a new
+	 * cycle. What the state file does not keep is lost, as it is when a
+	 * daemon is stopped and started again.
+	 */
+	guint64 restart_at;
 } ReplayOptions;
 
 /* The error domain of a bound file that cannot be used. */

@@ -36,6 +36,7 @@ typedef struct Args {
 	char *save_state;
 	char *bound;
 	gint64 from_cycle;
+	gint64 restart_at;
 	const char *trace;
 } Args;
 
@@ -255,6 +256,9 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		  "Also score the true model's forecast from FILE (preload-tracegen --bound)", "FILE" },
 		{ "from-cycle", 0, 0, G_OPTION_ARG_INT64, &args->from_cycle,
 		  "Score only the starts from cycle N on (the model learns from all)", "N" },
+		{ "restart-at", 0, 0, G_OPTION_ARG_INT64, &args->restart_at,
+		  "Restart the daemon before cycle N: save the model to a state file and"
+		  " load it back (what the file does not keep is lost)", "N" },
 		{ "save-state", 's', 0, G_OPTION_ARG_FILENAME, &args->save_state,
 		  "Save the model at the end to FILE, in the daemon's state format", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -270,6 +274,11 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		return FALSE;
 	if (argc != 2) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "give one trace file");
+		return FALSE;
+	}
+	if (args->restart_at < 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--restart-at must not be negative");
 		return FALSE;
 	}
 	if (args->from_cycle < 0) {
@@ -325,6 +334,7 @@ main(int argc, char **argv)
 	options.save_state = args.save_state;
 	options.bound = args.bound;
 	options.from_cycle = (guint64)MAX(args.from_cycle, 0);
+	options.restart_at = (guint64)MAX(args.restart_at, 0);
 	started = g_get_monotonic_time();
 	ok = replay_run(tr, &options, &result, &error);
 	seconds = (double)(g_get_monotonic_time() - started) / G_USEC_PER_SEC;
