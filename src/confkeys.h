@@ -100,6 +100,43 @@ CONF_BOOL(model, allpairs, FALSE,
 	"that grow with the square of the number of executables; meant for "
 	"comparisons.")
 
+CONF_INT(model, maxexes, 2048, 16, 1000000, "executables",
+	"The most executables the model keeps. A desktop used for months "
+	"knows one to two hundred; 2048 leaves room for ten times that and "
+	"holds, with their chains, some 10 MB (the cost-at-scale benchmark: "
+	"9 MB of memory at 1,000 executables). When the model is full, a new "
+	"executable first evicts the 1/16 of the cap not running and last seen "
+	"running longest ago (the order in which maxage forgets them); a "
+	"model full of running executables admits no more until some stop. "
+	"The cap is what keeps a local user who runs thousands of distinct "
+	"programs from growing the daemon's memory and state file without "
+	"bound.")
+
+CONF_INT(model, maxexemaps, 2048, 16, 1000000, "maps",
+	"The most file ranges (maps) one executable uses. A large program "
+	"maps some hundred files, and learning the touched parts of large "
+	"mappings (usedmapkb) and the files read at start-up (maxreadfiles, "
+	"256) adds a few hundred more. Further ranges are not learned; a "
+	"range the program stops mapping leaves after three runs and makes "
+	"room. A program that maps one library in 30,000 windows would "
+	"otherwise add 30,000 maps (9 MB of memory, a second to load).")
+
+CONF_INT(model, maxmaps, 65536, 16, 10000000, "maps",
+	"The most file ranges in the whole model. A desktop's model holds one "
+	"to two thousand; at about 300 bytes each in memory and 60 in the "
+	"state file the default bounds them to some 20 MB and 4 MB. When "
+	"full, new ranges are refused, and at the next model update the "
+	"executables that do not run are evicted in maxexes' order until a "
+	"sixteenth of the cap is free.")
+
+CONF_INT(model, maxchains, 65536, 16, 10000000, "chains",
+	"The most Markov chains (pairs of executables) the model keeps. A "
+	"desktop's model holds about 30 per executable, 3,000 for 100 "
+	"executables; a chain costs about 170 bytes, so the default bounds "
+	"them to some 11 MB. When full, a new chain first evicts the sixteenth "
+	"of the cap whose heaviest count is lightest (the chains aging would "
+	"forget first), keeping those whose pair runs now to the last.")
+
 CONF_BOOL(system, doscan, TRUE,
 	"Whether to scan running processes and update the model. Turn off "
 	"to freeze what has been learned.")

@@ -239,6 +239,10 @@ learn_model_params(const Conf *conf, ModelParams *params)
 	 * strength, so the pairs of a constant exe are kept then.
 	 */
 	params->skip_constant = conf->usecorrelation;
+	params->max_exes = (guint)CLAMP(conf->maxexes, 1, G_MAXUINT);
+	params->max_exe_maps = (guint)CLAMP(conf->maxexemaps, 1, G_MAXUINT);
+	params->max_maps = (guint)CLAMP(conf->maxmaps, 1, G_MAXUINT);
+	params->max_chains = (guint)CLAMP(conf->maxchains, 1, G_MAXUINT);
 }
 
 /* The file check, asked once per path and update. */
@@ -351,6 +355,16 @@ admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cac
 		return;
 	}
 
+	/*
+	 * Room is made before the exe takes references to maps other exes
+	 * use: eviction frees maps. A model full of running exes refuses it,
+	 * as if too small, until autosave seconds have passed.
+	 */
+	if (!model_make_room_for_exe(model)) {
+		model_add_bad_exe(model, se->path, 0, now);
+		learn->stats.refused++;
+		return;
+	}
 	exe = exe_new(se->path, TRUE, scan_time);
 	for (guint k = 0; k < kept->len; k++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, g_array_index(kept, guint, k));
@@ -637,6 +651,7 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 	learn->stats.maps_added = 0;
 	learn->stats.maps_removed = 0;
 	learn->stats.stale = 0;
+	learn->stats.refused = 0;
 
 	/* The configuration may have been reloaded since the last update. */
 	learn_model_params(conf, &params);
@@ -653,6 +668,8 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 		learn->maintained = now;  /* a clock that went back */
 	else if (learn->maintained < 0 || now - learn->maintained >= maintenance_period(conf))
 		maintain(learn, model, conf, now);
+	/* Caps lowered since the last update, and room for new maps. */
+	learn->stats.evicted = model_trim(model);
 
 	/* 1. Starts and stops, at the time they were observed, as one batch. */
 	changed = g_ptr_array_new();
@@ -891,6 +908,11 @@ learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_pat
 			learn->stats.too_small++;
 			g_debug("started exe %s: %" G_GUINT64_FORMAT " bytes read at start-up, "
 				"below minsize, not modelled for now", exe_path, added);
+			return LEARN_READ_TOO_SMALL;
+		}
+		if (!model_make_room_for_exe(model)) {
+			model_add_bad_exe(model, exe_path, 0, now);
+			learn->stats.refused++;
 			return LEARN_READ_TOO_SMALL;
 		}
 		exe = exe_new(exe_path, FALSE, now);

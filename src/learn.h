@@ -39,6 +39,9 @@ typedef struct LearnStats {
 	guint maps_added;     /* maps those refreshes added */
 	guint maps_removed;   /* maps those refreshes removed (unused for a while) */
 	guint stale;          /* maps found gone or replaced by the identity sweep */
+	guint refused;        /* new exes refused: the model is full of running ones
+				 (learn_read_set() adds to it too) */
+	guint evicted;        /* exes evicted by model_trim() at the last update */
 	/* the last maintenance (once an hour of model time) */
 	gint64 maintained_at; /* model time, -1 never */
 	guint chains_faded;   /* chains forgotten by aging */

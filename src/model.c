@@ -242,6 +242,7 @@ exe_free(Exe *exe)
 	g_array_unref(exe->exemaps);
 	g_ptr_array_unref(exe->chains);
 	g_array_unref(exe->succ);
+	g_clear_pointer(&exe->map_set, g_hash_table_unref);
 	g_free(exe);
 }
 
@@ -257,37 +258,71 @@ exe_destroy(gpointer exe)
  * the passed object, if it is a different unregistered one, is freed: the
  * caller must not use `map` after this call.
  */
-void
+gboolean
 exe_add_map(Model *model, Exe *exe, Map *map, double prob)
 {
-	exe_add_map_origin(model, exe, map, prob, EXEMAP_MAPPED);
+	return exe_add_map_origin(model, exe, map, prob, EXEMAP_MAPPED);
 }
 
-void
+gboolean
+exe_has_map(const Exe *exe, const Map *map)
+{
+	g_return_val_if_fail(exe != NULL, FALSE);
+
+	if (exe->map_set)
+		return g_hash_table_contains(exe->map_set, map);
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		if (g_array_index(exe->exemaps, ExeMap, i).map == map)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Frees map if nobody holds it: the caller handed it over. */
+static void
+drop_unregistered(Map *map)
+{
+	if (map->refcount == 0)
+		map_free(map);
+}
+
+gboolean
 exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin origin)
 {
 	Map *registered;
 	ExeMap em;
 
-	g_return_if_fail(model != NULL);
-	g_return_if_fail(exe != NULL);
-	g_return_if_fail(map != NULL);
+	g_return_val_if_fail(model != NULL, FALSE);
+	g_return_val_if_fail(exe != NULL, FALSE);
+	g_return_val_if_fail(map != NULL, FALSE);
 
 	/* Only registered maps have references: no lookup needed then. */
 	registered = map->refcount > 0 ? map : g_hash_table_lookup(model->maps, map);
-	if (!registered) {
-		model_register_map(model, map);
-		registered = map;
-	} else if (registered != map) {
+	if (registered && registered != map) {
 		/* An unregistered object is never referenced by anyone. */
-		if (map->refcount == 0)
-			map_free(map);
+		drop_unregistered(map);
 	}
 
 	/* One exe uses a map once: a second use would count its size twice. */
-	for (guint i = 0; i < exe->exemaps->len; i++) {
-		if (g_array_index(exe->exemaps, ExeMap, i).map == registered)
-			return;
+	if (registered && exe_has_map(exe, registered))
+		return TRUE;
+
+	/*
+	 * The caps refuse rather than evict: eviction frees maps, and the
+	 * callers hold maps of other exes while they add (model_trim() makes
+	 * room at a point where nothing is held).
+	 */
+	if ((model->params.max_exe_maps > 0 && exe->exemaps->len >= model->params.max_exe_maps) ||
+	    (!registered && model->params.max_maps > 0 &&
+	     g_hash_table_size(model->maps) >= model->params.max_maps)) {
+		model->evictions.maps_refused++;
+		if (!registered)
+			drop_unregistered(map);
+		return FALSE;
+	}
+	if (!registered) {
+		model_register_map(model, map);
+		registered = map;
 	}
 
 	registered->refcount++;
@@ -297,6 +332,14 @@ exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin o
 	em.missed = 0;
 	em.origin = origin;
 	g_array_append_val(exe->exemaps, em);
+	if (exe->map_set) {
+		g_hash_table_add(exe->map_set, registered);
+	} else if (exe->exemaps->len >= EXE_MAP_SET_MIN) {
+		exe->map_set = g_hash_table_new(NULL, NULL);
+		for (guint i = 0; i < exe->exemaps->len; i++)
+			g_hash_table_add(exe->map_set, g_array_index(exe->exemaps, ExeMap, i).map);
+	}
+	return TRUE;
 }
 
 void
@@ -310,6 +353,8 @@ exe_remove_map(Model *model, Exe *exe, guint i)
 
 	map = g_array_index(exe->exemaps, ExeMap, i).map;
 	g_array_remove_index(exe->exemaps, i);
+	if (exe->map_set)
+		g_hash_table_remove(exe->map_set, map);
 	exe->size -= MIN(exe->size, map->length);
 	if (--map->refcount <= 0)
 		model_unregister_map(model, map);
@@ -484,6 +529,77 @@ markov_backfill(Model *model, Markov *markov, gint64 when, gboolean recorded)
 	markov->time_to_leave[MARKOV_NEITHER] = (float)(MAX(neither, 0.0) / (sa + sb));
 }
 
+/* What eviction leaves when a cap is reached: room for a sixteenth of it. */
+static guint
+evict_target(guint cap)
+{
+	return cap - MAX(cap / MODEL_EVICT_SHARE, 1);
+}
+
+/* A chain's worth for eviction: its heaviest count, as model_age() judges it. */
+static double
+chain_heaviest(const Markov *markov)
+{
+	double heaviest = 0;
+
+	for (int s = 0; s < 4; s++)
+		for (int t = 0; t < 4; t++)
+			heaviest = MAX(heaviest, markov->weight[s][t]);
+	return heaviest;
+}
+
+typedef struct {
+	Markov *markov;
+	gboolean both;        /* its pair both run: evicted last */
+	double heaviest;
+} ChainRank;
+
+static gint
+compare_chain_rank(gconstpointer pa, gconstpointer pb)
+{
+	const ChainRank *x = pa, *y = pb;
+
+	if (x->both != y->both)
+		return x->both ? 1 : -1;
+	if (x->heaviest != y->heaviest)
+		return x->heaviest < y->heaviest ? -1 : 1;
+	if (x->markov->change_timestamp != y->markov->change_timestamp)
+		return x->markov->change_timestamp < y->markov->change_timestamp ? -1 : 1;
+	/* A total order, so that a replay evicts the same chains. */
+	{
+		int c = strcmp(x->markov->a->path, y->markov->a->path);
+
+		return c ? c : strcmp(x->markov->b->path, y->markov->b->path);
+	}
+}
+
+/* Frees the least valuable chains until at most target are left. */
+static void
+evict_chains(Model *model, guint target)
+{
+	g_autoptr(GArray) ranks = NULL;
+	GHashTableIter iter;
+	gpointer key;
+
+	if (model->n_chains <= target)
+		return;
+	ranks = g_array_sized_new(FALSE, FALSE, sizeof(ChainRank), model->n_chains);
+	g_hash_table_iter_init(&iter, model->chains);
+	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+		ChainRank r;
+
+		r.markov = key;
+		r.both = markov_current_state(model, r.markov) == MARKOV_BOTH;
+		r.heaviest = chain_heaviest(r.markov);
+		g_array_append_val(ranks, r);
+	}
+	g_array_sort(ranks, compare_chain_rank);
+	for (guint i = 0; i < ranks->len && model->n_chains > target; i++) {
+		markov_free(model, g_array_index(ranks, ChainRank, i).markov);
+		model->evictions.chains++;
+	}
+}
+
 Markov *
 markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start)
 {
@@ -498,6 +614,9 @@ markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start)
 
 	/* A pair has one chain. */
 	g_return_val_if_fail(model_lookup_chain(model, a, b) == NULL, NULL);
+
+	if (model->params.max_chains > 0 && model->n_chains >= model->params.max_chains)
+		evict_chains(model, evict_target(model->params.max_chains));
 
 	markov = g_new0(Markov, 1);
 	markov->a = a;
@@ -809,6 +928,86 @@ model_remove_exe(Model *model, Exe *exe)
 		;
 	forget_successor(model, exe);
 	g_hash_table_remove(model->exes, exe->path);  /* frees exe */
+}
+
+/* ---- caps ---- */
+
+static gint
+compare_exe_value(gconstpointer pa, gconstpointer pb)
+{
+	const Exe *x = *(Exe *const *)pa, *y = *(Exe *const *)pb;
+
+	if (x->update_time != y->update_time)
+		return x->update_time < y->update_time ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/*
+ * Removes the least valuable exes that do not run until at most max_exes
+ * exes and max_maps registered maps are left, or none is left to evict.
+ * Returns how many it removed.
+ */
+static guint
+evict_exes(Model *model, guint max_exes, guint max_maps)
+{
+	g_autoptr(GPtrArray) victims = NULL;
+	GHashTableIter iter;
+	gpointer value;
+	guint evicted = 0;
+
+	if (g_hash_table_size(model->exes) <= max_exes && g_hash_table_size(model->maps) <= max_maps)
+		return 0;
+	victims = g_ptr_array_new();
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		if (!exe_is_running(model, value))
+			g_ptr_array_add(victims, value);
+	}
+	g_ptr_array_sort(victims, compare_exe_value);
+	for (guint i = 0; i < victims->len; i++) {
+		if (g_hash_table_size(model->exes) <= max_exes &&
+		    g_hash_table_size(model->maps) <= max_maps)
+			break;
+		model_remove_exe(model, g_ptr_array_index(victims, i));
+		evicted++;
+	}
+	model->evictions.exes += evicted;
+	return evicted;
+}
+
+gboolean
+model_make_room_for_exe(Model *model)
+{
+	guint cap;
+
+	g_return_val_if_fail(model != NULL, FALSE);
+
+	cap = model->params.max_exes;
+	if (cap == 0 || g_hash_table_size(model->exes) < cap)
+		return TRUE;
+	evict_exes(model, evict_target(cap), G_MAXUINT);
+	if (g_hash_table_size(model->exes) < cap)
+		return TRUE;
+	model->evictions.exes_refused++;
+	return FALSE;
+}
+
+guint
+model_trim(Model *model)
+{
+	const ModelParams *p;
+	guint evicted;
+
+	g_return_val_if_fail(model != NULL, 0);
+
+	p = &model->params;
+	evicted = evict_exes(model, p->max_exes > 0 ? p->max_exes : G_MAXUINT,
+			     p->max_maps > 0 ? evict_target(p->max_maps) : G_MAXUINT);
+	if (p->max_chains > 0 && model->n_chains > p->max_chains)
+		evict_chains(model, p->max_chains);
+	return evicted;
 }
 
 /* Forgets stops older than the follow window, and exes running again. */

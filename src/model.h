@@ -162,7 +162,17 @@ typedef struct Exe {
 	GArray *succ;         /* ExeSucc: the programs that started next after it */
 	double succ_total;    /* its starts that another start followed (aged) */
 	double quiet_starts;  /* its starts after a quiet spell (model_quiet(), aged) */
+	/* runtime */
+	GHashTable *map_set;  /* the Map * of exemaps once there are EXE_MAP_SET_MIN or
+				 more, NULL before: a duplicate check in O(1) */
 } Exe;
+
+/*
+ * An exe with fewer maps finds a duplicate by walking them (a few cache
+ * lines); from this many on it keeps a set, so that 30,000 maps load in
+ * linear time rather than quadratic.
+ */
+#define EXE_MAP_SET_MIN 32
 
 /*
  * The continuous-time chain of a pair of executables. Counts are
@@ -206,7 +216,30 @@ typedef struct ModelParams {
 	gint64 halflife;      /* seconds after which an observation weighs half; 0: never */
 	gint64 follow;        /* seconds: a start this soon after a stop links the pair */
 	gboolean skip_constant; /* no chain with an exe that (almost) always runs */
+	/*
+	 * The caps (0: none, as model_new() gives): see model_make_room_for_exe(),
+	 * exe_add_map_origin(), markov_new() and model_trim().
+	 */
+	guint max_exes;       /* executables */
+	guint max_exe_maps;   /* maps one executable uses */
+	guint max_maps;       /* registered maps */
+	guint max_chains;     /* chains */
 } ModelParams;
+
+/*
+ * When a cap is reached, eviction makes room for a sixteenth of it at
+ * once: one sort of the model per cap/16 additions instead of a walk per
+ * addition, so a flood costs O(log n) per item.
+ */
+#define MODEL_EVICT_SHARE 16
+
+/* What the caps did since the model was made, for the dump. */
+typedef struct ModelEvictions {
+	guint64 exes;         /* executables evicted to make room */
+	guint64 exes_refused; /* executables not admitted: the rest all run */
+	guint64 chains;       /* chains evicted to make room */
+	guint64 maps_refused; /* map uses refused: the exe's or the model's cap */
+} ModelEvictions;
 
 /*
  * An exe that has run for at least this share of the model's (aged) time
@@ -280,6 +313,7 @@ typedef struct Model {
 	double n_starts;         /* starts noted */
 	double soon_gaps, n_soon_gaps;   /* the gaps shorter than model_quiet() */
 	double quiet_gaps, n_quiet_gaps; /* the others, less model_quiet() */
+	ModelEvictions evictions; /* what the caps did */
 } Model;
 
 /* ---- maps ---- */
@@ -298,12 +332,22 @@ gboolean map_file_id_is_known(const MapFileId *id);
 /* A new exe, not yet in any model. `running` sets its timestamps to now. */
 Exe *exe_new(const char *path, gboolean running, gint64 now);
 void exe_free(Exe *exe);
-/* Adds a use of `map` (taking a reference; registers it if it is new). */
-void exe_add_map(Model *model, Exe *exe, Map *map, double prob);
+/*
+ * Adds a use of `map` (taking a reference; registers it if it is new).
+ * Returns TRUE if exe uses it now (also if it did already), FALSE if a
+ * cap refused it: exe has params.max_exe_maps maps, or the map is new and
+ * the model has params.max_maps. Either way the caller must not use `map`
+ * afterwards unless it was registered before (an unregistered object
+ * that is not kept is freed).
+ */
+gboolean exe_add_map(Model *model, Exe *exe, Map *map, double prob);
 /* Removes exe's i-th use (dropping its reference); later uses move down. */
 void exe_remove_map(Model *model, Exe *exe, guint i);
 /* The same, for a use learned another way than from /proc/PID/maps. */
-void exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin origin);
+gboolean exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob,
+			    ExeMapOrigin origin);
+/* Whether exe uses map (a registered one): O(1) however many maps it has. */
+gboolean exe_has_map(const Exe *exe, const Map *map);
 gboolean exe_is_running(const Model *model, const Exe *exe);
 /*
  * Whether exe runs (almost) always: at least MODEL_CONSTANT_SHARE of the
@@ -329,7 +373,14 @@ typedef enum MarkovStart {
 	MARKOV_START_BACKFILLED,
 } MarkovStart;
 
-/* Links a new chain between a and b (a != b) into both exes, started as `start` says. */
+/*
+ * Links a new chain between a and b (a != b) into both exes, started as
+ * `start` says. With params.max_chains chains already, the least valuable
+ * chains are first evicted, down to the cap less a sixteenth: those whose
+ * heaviest count is lightest (the order in which model_age() forgets
+ * faded chains), the oldest change first on a tie, chains whose pair both
+ * run last.
+ */
 Markov *markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start);
 /* Unlinks the chain from both exes and the model and frees it. */
 void markov_free(Model *model, Markov *markov);
@@ -377,6 +428,30 @@ Markov *model_lookup_chain(const Model *model, const Exe *a, const Exe *b);
 void model_add_exe(Model *model, Exe *exe, gint64 now, gboolean create_chains);
 /* Removes exe and its chains and drops its map references. */
 void model_remove_exe(Model *model, Exe *exe);
+
+/*
+ * Whether one more exe fits under params.max_exes. When the model is
+ * full it evicts the least valuable exes first, down to the cap less
+ * 1/MODEL_EVICT_SHARE of it: those not running, last seen running
+ * longest ago (the order in which model_forget_exes() forgets them), the
+ * one that ran less (Exe.time) first on a tie. Running exes are never
+ * evicted: with only them left it returns FALSE and the new exe must not
+ * be added (counted in evictions.exes_refused). Call it before
+ * model_add_exe(), at a point where no pointer into other exes or their
+ * maps is held.
+ */
+gboolean model_make_room_for_exe(Model *model);
+
+/*
+ * Brings the model under its caps, for a model loaded with caps larger
+ * than today's and to keep room for new maps: evicts exes as
+ * model_make_room_for_exe() does until there are at most params.max_exes
+ * and the registered maps are at most params.max_maps less a sixteenth
+ * (new maps are refused when it is full, and freed only by evicting the
+ * exes that use them), and chains as markov_new() does. Returns the
+ * number of exes evicted.
+ */
+guint model_trim(Model *model);
 
 /*
  * Gives exe, which started (or was admitted running) at now, the chains

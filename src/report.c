@@ -181,6 +181,11 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 	snap->selected_kb = src->selected_kb;
 	if (src->readahead)
 		snap->readahead = *src->readahead;
+	snap->max_exes = src->conf->maxexes;
+	snap->max_exe_maps = src->conf->maxexemaps;
+	snap->max_maps = src->conf->maxmaps;
+	snap->max_chains = src->conf->maxchains;
+	snap->evictions = model->evictions;
 
 	g_hash_table_iter_init(&iter, model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -367,6 +372,13 @@ report_dump_lines(const ReportSnapshot *snap)
 		add_line(lines, "  %.4f  %s", snap->top[i].probability, snap->top[i].path);
 	dump_cpu(lines, snap);
 	dump_hits(lines, snap);
+	add_line(lines, "model caps: %" G_GINT64_FORMAT " exes, %" G_GINT64_FORMAT " maps per exe, %"
+		 G_GINT64_FORMAT " maps, %" G_GINT64_FORMAT " chains; evicted %" G_GUINT64_FORMAT
+		 " exes and %" G_GUINT64_FORMAT " chains, refused %" G_GUINT64_FORMAT
+		 " exes and %" G_GUINT64_FORMAT " map uses",
+		 snap->max_exes, snap->max_exe_maps, snap->max_maps, snap->max_chains,
+		 snap->evictions.exes, snap->evictions.chains, snap->evictions.exes_refused,
+		 snap->evictions.maps_refused);
 	add_line(lines, "configuration:\n%s", snap->conf_text);
 	return lines;
 }

@@ -109,6 +109,8 @@ typedef struct ReportStage {
 typedef struct ReportSnapshot {
 	gint64 model_time;            /* seconds */
 	guint exes, running, maps, chains, too_small;
+	gint64 max_exes, max_exe_maps, max_maps, max_chains; /* the caps (configuration) */
+	ModelEvictions evictions;     /* what they did */
 	guint cycles;
 	ProcMemstat mem;
 	gboolean pressure_wanted;     /* maxpressure is set */

@@ -578,6 +578,10 @@ static const char default_dump[] =
 	"maxage = 90\n"
 	"follow = 1800\n"
 	"allpairs = false\n"
+	"maxexes = 2048\n"
+	"maxexemaps = 2048\n"
+	"maxmaps = 65536\n"
+	"maxchains = 65536\n"
 	"\n"
 	"[system]\n"
 	"doscan = true\n"
@@ -708,8 +712,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 14 keys in [model], 21 in [system] */
-	ck_assert_uint_eq(rows->len, 35);
+	/* 18 keys in [model], 21 in [system] */
+	ck_assert_uint_eq(rows->len, 39);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -732,12 +736,21 @@ START_TEST(test_describe)
 		ck_assert_str_eq(allpairs->key, "allpairs");
 		ck_assert_str_eq(allpairs->default_text, "false");
 	}
-	mapprefix = rows->pdata[17];
+	{
+		const ConfKeyInfo *maxexes = rows->pdata[14], *maxchains = rows->pdata[17];
+
+		ck_assert_str_eq(maxexes->key, "maxexes");
+		ck_assert_str_eq(maxexes->default_text, "2048");
+		ck_assert_int_eq(maxexes->min, 16);
+		ck_assert_str_eq(maxchains->key, "maxchains");
+		ck_assert_str_eq(maxchains->default_text, "65536");
+	}
+	mapprefix = rows->pdata[21];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
-	sort = rows->pdata[21];
+	sort = rows->pdata[25];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
 	avail = rows->pdata[9];
@@ -746,20 +759,20 @@ START_TEST(test_describe)
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
 	{
-		const ConfKeyInfo *slice = rows->pdata[22];
+		const ConfKeyInfo *slice = rows->pdata[26];
 
 		ck_assert_str_eq(slice->key, "slicekb");
 		ck_assert_str_eq(slice->unit, "KB");
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[26];
+	pressure = rows->pdata[30];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[32];
+	window = rows->pdata[36];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

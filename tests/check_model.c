@@ -766,7 +766,7 @@ admit(Model *model, const char *path, gint64 now)
 static void
 set_params(Model *model, gint64 halflife, gint64 follow, gboolean skip_constant)
 {
-	ModelParams params = { halflife, follow, skip_constant };
+	ModelParams params = { .halflife = halflife, .follow = follow, .skip_constant = skip_constant };
 
 	model_set_params(model, &params);
 }
@@ -1676,6 +1676,197 @@ START_TEST(test_bad_exes_bounded)
 }
 END_TEST
 
+/* ---- caps ---- */
+
+static ModelParams
+capped(guint exes, guint exe_maps, guint maps, guint chains)
+{
+	ModelParams params = { 0 };
+
+	params.max_exes = exes;
+	params.max_exe_maps = exe_maps;
+	params.max_maps = maps;
+	params.max_chains = chains;
+	return params;
+}
+
+/* An exe not running, last seen running at update_time, added to the model. */
+static Exe *
+add_stopped(Model *model, const char *path, gint64 update_time)
+{
+	Exe *exe = exe_new(path, FALSE, 0);
+
+	exe->update_time = update_time;
+	model_add_exe(model, exe, 0, FALSE);
+	return exe;
+}
+
+START_TEST(test_exe_map_cap)
+{
+	g_autoptr(Model) model = model_new();
+	ModelParams params = capped(0, 40, 0, 0);
+	Exe *exe;
+	Map *first;
+
+	model_set_params(model, &params);
+	exe = add_stopped(model, "/usr/bin/a", 1);
+	for (guint i = 0; i < 100; i++)
+		ck_assert_int_eq(exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * i, 4096, 0), 1.0),
+				 i < 40);
+	/* 40 kept, 60 refused and freed (ASan would see a leak otherwise). */
+	ck_assert_uint_eq(exe->exemaps->len, 40);
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 40);
+	ck_assert_uint_eq(model->evictions.maps_refused, 60);
+	ck_assert_uint_eq(exe->size, 40 * 4096);
+	/* Past EXE_MAP_SET_MIN the exe keeps a set of its maps. */
+	ck_assert_ptr_nonnull(exe->map_set);
+	ck_assert_uint_eq(g_hash_table_size(exe->map_set), 40);
+
+	/* A map it has already is no addition: accepted at the cap. */
+	first = g_array_index(exe->exemaps, ExeMap, 0).map;
+	ck_assert(exe_has_map(exe, first));
+	ck_assert(exe_add_map(model, exe, map_new("/usr/lib/big.so", 0, 4096, 0), 1.0));
+	ck_assert_uint_eq(exe->exemaps->len, 40);
+	ck_assert_uint_eq(model->evictions.maps_refused, 60);
+
+	/* Removing one makes room and leaves the set. */
+	exe_remove_map(model, exe, 0);
+	ck_assert_uint_eq(g_hash_table_size(exe->map_set), 39);
+	ck_assert(exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * 99, 4096, 0), 1.0));
+	ck_assert_uint_eq(exe->exemaps->len, 40);
+}
+END_TEST
+
+START_TEST(test_exe_map_duplicate_large)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *exe = add_stopped(model, "/usr/bin/a", 1);
+	Map *map;
+
+	/* No cap: 1,000 distinct maps, then each again, which adds nothing. */
+	for (guint i = 0; i < 1000; i++)
+		exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * i, 4096, 0), 1.0);
+	for (guint i = 0; i < 1000; i++)
+		ck_assert(exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * i, 4096, 0), 1.0));
+	ck_assert_uint_eq(exe->exemaps->len, 1000);
+	ck_assert_uint_eq(exe->size, 1000 * 4096);
+	map = model_lookup_map(model, "/usr/lib/big.so", 4096 * 500, 4096);
+	ck_assert_int_eq(map->refcount, 1);
+}
+END_TEST
+
+START_TEST(test_exe_cap_evicts_oldest)
+{
+	g_autoptr(Model) model = model_new();
+	ModelParams params = capped(32, 0, 0, 0);
+	char path[64];
+
+	model_set_params(model, &params);
+	/* Seen running at 100 + i: /usr/bin/e0 longest ago. */
+	for (guint i = 0; i < 32; i++) {
+		Exe *exe;
+
+		g_snprintf(path, sizeof(path), "/usr/bin/e%u", i);
+		ck_assert(model_make_room_for_exe(model));
+		exe = add_stopped(model, path, 100 + (gint64)i);
+		exe_add_map(model, exe, map_new(path, 0, 4096, 0), 1.0);
+	}
+	ck_assert_uint_eq(model->evictions.exes, 0);
+	/* Full: room for a sixteenth of 32, two, made by evicting e0 and e1. */
+	ck_assert(model_make_room_for_exe(model));
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 30);
+	ck_assert_uint_eq(model->evictions.exes, 2);
+	ck_assert_ptr_null(model_lookup_exe(model, "/usr/bin/e0"));
+	ck_assert_ptr_null(model_lookup_exe(model, "/usr/bin/e1"));
+	ck_assert_ptr_nonnull(model_lookup_exe(model, "/usr/bin/e2"));
+	/* Their maps went with them. */
+	ck_assert_ptr_null(model_lookup_map(model, "/usr/bin/e0", 0, 4096));
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 30);
+}
+END_TEST
+
+START_TEST(test_exe_cap_spares_running)
+{
+	g_autoptr(Model) model = model_new();
+	ModelParams params = capped(16, 0, 0, 0);
+	char path[64];
+
+	model_set_params(model, &params);
+	model->last_running_timestamp = 50;
+	for (guint i = 0; i < 16; i++) {
+		Exe *exe;
+
+		g_snprintf(path, sizeof(path), "/usr/bin/r%u", i);
+		exe = exe_new(path, TRUE, 50);
+		model_add_exe(model, exe, 50, FALSE);
+	}
+	ck_assert_uint_eq(model->running->len, 16);
+	/* Every exe runs: nothing to evict, the new one is refused. */
+	ck_assert(!model_make_room_for_exe(model));
+	ck_assert_uint_eq(g_hash_table_size(model->exes), 16);
+	ck_assert_uint_eq(model->evictions.exes, 0);
+	ck_assert_uint_eq(model->evictions.exes_refused, 1);
+}
+END_TEST
+
+START_TEST(test_maps_cap_and_trim)
+{
+	g_autoptr(Model) model = model_new();
+	ModelParams params = capped(0, 0, 32, 0);
+	char path[64];
+
+	model_set_params(model, &params);
+	/* Exes with 8 maps of their own each: the fifth finds the model full. */
+	for (guint i = 0; i < 5; i++) {
+		Exe *exe;
+
+		g_snprintf(path, sizeof(path), "/usr/bin/m%u", i);
+		exe = add_stopped(model, path, 10 + (gint64)i);
+		for (guint k = 0; k < 8; k++)
+			ck_assert_int_eq(exe_add_map(model, exe, map_new(path, 4096 * k, 4096, 0), 1.0),
+					 i < 4);
+	}
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 32);
+	ck_assert_uint_eq(model->evictions.maps_refused, 8);
+	/* Trim to 32 - 2 = 30 maps: evicting m0, the oldest, leaves 24. */
+	ck_assert_uint_eq(model_trim(model), 1);
+	ck_assert_ptr_null(model_lookup_exe(model, "/usr/bin/m0"));
+	ck_assert_ptr_nonnull(model_lookup_exe(model, "/usr/bin/m1"));
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 24);
+}
+END_TEST
+
+START_TEST(test_chain_cap_evicts_lightest)
+{
+	g_autoptr(Model) model = model_new();
+	ModelParams params = capped(0, 0, 0, 16);
+	Exe *e[18];
+	char path[64];
+
+	model_set_params(model, &params);
+	for (guint i = 0; i < 18; i++) {
+		g_snprintf(path, sizeof(path), "/usr/bin/c%u", i);
+		e[i] = add_stopped(model, path, 1);
+	}
+	/* Chains (c0, ci), i = 1..16, the i-th with heaviest count i. */
+	for (guint i = 1; i <= 16; i++) {
+		Markov *m = markov_new(model, e[0], e[i], 5, MARKOV_START_BLANK);
+
+		m->weight[0][0] = (float)i;
+	}
+	ck_assert_uint_eq(model->n_chains, 16);
+	ck_assert_uint_eq(model->evictions.chains, 0);
+	/* The 17th: room for one (16 / 16) by evicting the lightest. */
+	ck_assert_ptr_nonnull(markov_new(model, e[0], e[17], 5, MARKOV_START_BLANK));
+	ck_assert_uint_eq(model->n_chains, 16);
+	ck_assert_uint_eq(model->evictions.chains, 1);
+	ck_assert_ptr_null(model_lookup_chain(model, e[0], e[1]));
+	ck_assert_ptr_nonnull(model_lookup_chain(model, e[0], e[2]));
+	ck_assert_uint_eq(e[0]->chains->len, 16);
+	ck_assert_uint_eq(e[1]->chains->len, 0);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -1735,6 +1926,15 @@ model_suite(void)
 	tcase_add_test(tc, test_drop_stale_maps);
 	tcase_add_test(tc, test_map_file_id);
 	tcase_add_test(tc, test_bad_exes_bounded);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("caps");
+	tcase_add_test(tc, test_exe_map_cap);
+	tcase_add_test(tc, test_exe_map_duplicate_large);
+	tcase_add_test(tc, test_exe_cap_evicts_oldest);
+	tcase_add_test(tc, test_exe_cap_spares_running);
+	tcase_add_test(tc, test_maps_cap_and_trim);
+	tcase_add_test(tc, test_chain_cap_evicts_lightest);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -1145,7 +1145,7 @@ START_TEST(test_save_ages)
 	g_autoptr(Model) loaded = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *path = tmp_path("state");
-	ModelParams params = { 100, 0, TRUE };
+	ModelParams params = { .halflife = 100, .skip_constant = TRUE };
 	Exe *a, *b;
 	Markov *m;
 
