@@ -32,6 +32,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "interval.h"
 #include "proc.h"
@@ -43,6 +44,8 @@ struct Learn {
 	LearnMapsFunc maps_func;  /* where maps of new exes come from */
 	gpointer maps_data;
 	guint64 touched_min;      /* usedmapkb in bytes: larger maps are cut to their touched parts */
+	guint64 pagemap_budget;   /* pagemap pages an update may look up */
+	guint64 pagemap_left;     /* of those, not yet looked up in this update */
 	LearnFileCheckFunc file_check; /* whether a mapped file may be learned */
 	gpointer file_check_data;
 
@@ -58,44 +61,99 @@ typedef struct FileState {
 	MapFileId id;
 } FileState;
 
+static const FileState *file_state(Learn *learn, GHashTable *cache, const char *path);
+
 /*
- * Replaces each map of maps[first ..] longer than min bytes by the parts
- * of it the process has touched, in LEARN_TOUCHED_WINDOW windows; a map
- * whose pages cannot be asked for (pagemap refused, the process gone)
- * stays whole. A large mapping is mostly never touched: java maps its
- * 123 MiB class library and touches under 1 MiB of it while starting,
- * node a third of the 84 MiB it maps of its binary. Reading only what is
- * used keeps a prefetch short enough to end before the program starts on
- * a slow disk.
+ * How much of map's range can hold file pages: up to the end of the file
+ * (rounded to a page) when its identity, and so its size, is known, and
+ * at most LEARN_TOUCHED_MAX. A mapping may reach far past its file's end
+ * (16 GiB of a 64 KiB file): its pagemap there says nothing, and reading
+ * it cost seconds.
  */
-static void
-cut_to_touched(pid_t pid, GArray *maps, guint first, guint64 min)
+static guint64
+touchable_length(const ProcMap *m, const FileState *state, guint64 page)
+{
+	guint64 length = MIN(m->end - m->start, LEARN_TOUCHED_MAX);
+
+	if (map_file_id_is_known(&state->id)) {
+		guint64 left = state->id.size > m->offset ? state->id.size - m->offset : 0;
+
+		left = left > G_MAXUINT64 - page ? left : (left + page - 1) / page * page;
+		length = MIN(length, left);
+	}
+	return length;
+}
+
+/*
+ * Replaces each map of maps (all wanted: prefix and file checked) longer
+ * than the configured usedmapkb by the parts of it the process has
+ * touched, in LEARN_TOUCHED_WINDOW windows; a map whose pages cannot be
+ * asked for (pagemap refused, the process gone) stays whole. A large
+ * mapping is mostly never touched: java maps its 123 MiB class library
+ * and touches under 1 MiB of it while starting, node a third of the 84
+ * MiB it maps of its binary. Reading only what is used keeps a prefetch
+ * short enough to end before the program starts on a slow disk.
+ *
+ * pagemap costs 8 bytes per page looked up, so the pages looked up in one
+ * update are bounded by the budget (learn_set_pagemap_budget()). A
+ * process that needs more than is left waits for the next update (FALSE)
+ * unless nothing was spent yet; then it gets the whole budget and its
+ * maps past it are left out, not learned whole.
+ */
+static gboolean
+cut_to_touched(Learn *learn, GHashTable *stat_cache, pid_t pid, GArray *maps)
 {
 	g_autoptr(GArray) ranges = g_array_new(FALSE, FALSE, sizeof(ProcRange));
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(ProcMap));
+	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 need = 0;
 	gboolean cut = FALSE;
 
+	for (guint i = 0; i < maps->len; i++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, i);
+
+		if (m->end - m->start > learn->touched_min)
+			need += touchable_length(m, file_state(learn, stat_cache, m->path), page) / page;
+	}
+	if (need == 0)
+		return TRUE;
+	if (need > learn->pagemap_left && learn->pagemap_left < learn->pagemap_budget)
+		return FALSE;
+
 	g_array_set_clear_func(out, proc_map_clear);
-	for (guint i = first; i < maps->len; i++) {
+	for (guint i = 0; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 		g_autoptr(GError) error = NULL;
 		ProcMap probe = *m;
+		guint64 pages;
 
-		/* pagemap has 8 bytes per page, mapped or not: bound the read. */
-		if (probe.end - probe.start > LEARN_TOUCHED_MAX)
-			probe.end = probe.start + LEARN_TOUCHED_MAX;
-		g_array_set_size(ranges, 0);
-		if (m->end - m->start <= min ||
-		    !proc_read_touched(pid, &probe, LEARN_TOUCHED_WINDOW, ranges, &error)) {
+		if (m->end - m->start <= learn->touched_min) {
 			ProcMap whole = *m;
 
-			if (error)
-				g_debug("pid %d: %s; %s learned whole", (int)pid, error->message, m->path);
 			whole.path = g_strdup(m->path);
 			g_array_append_val(out, whole);
 			continue;
 		}
 		cut = TRUE;
+		pages = touchable_length(m, file_state(learn, stat_cache, m->path), page) / page;
+		if (pages > learn->pagemap_left) {
+			learn->stats.pagemap_skipped++;
+			continue;
+		}
+		if (pages == 0)
+			continue;  /* wholly past the end of its file: nothing to read */
+		learn->pagemap_left -= pages;
+		learn->stats.pagemap_pages += pages;
+		probe.end = probe.start + pages * page;
+		g_array_set_size(ranges, 0);
+		if (!proc_read_touched(pid, &probe, LEARN_TOUCHED_WINDOW, ranges, &error)) {
+			ProcMap whole = *m;
+
+			g_debug("pid %d: %s; %s learned whole", (int)pid, error->message, m->path);
+			whole.path = g_strdup(m->path);
+			g_array_append_val(out, whole);
+			continue;
+		}
 		for (guint r = 0; r < ranges->len; r++) {
 			const ProcRange *range = &g_array_index(ranges, ProcRange, r);
 			ProcMap part = *m;
@@ -108,10 +166,11 @@ cut_to_touched(pid_t pid, GArray *maps, guint first, guint64 min)
 		}
 	}
 	if (!cut)
-		return;
-	g_array_set_size(maps, first);
+		return TRUE;
+	g_array_set_size(maps, 0);
 	g_array_append_vals(maps, out->data, out->len);
 	g_array_set_clear_func(out, NULL);  /* the paths moved to maps */
+	return TRUE;
 }
 
 /*
@@ -133,13 +192,8 @@ learn_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 	for (guint i = first; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 
-		if (m->path && strcmp(m->path, exe_path) == 0) {
-			const Learn *learn = user_data;
-
-			if (learn && learn->touched_min > 0)
-				cut_to_touched(pid, maps, first, learn->touched_min);
+		if (m->path && strcmp(m->path, exe_path) == 0)
 			return TRUE;
-		}
 	}
 	g_array_set_size(maps, first);
 	g_set_error(error, PROC_ERROR, PROC_ERROR_GONE,
@@ -180,6 +234,7 @@ learn_new(void)
 	learn->maps_data = learn;
 	learn->file_check = lstat_is_regular;
 	learn->maintained = -1;
+	learn->pagemap_budget = LEARN_PAGEMAP_BUDGET;
 	learn->stats.maintained_at = -1;
 	learn->count_starts = TRUE;
 	return learn;
@@ -206,6 +261,14 @@ learn_set_maps_source(Learn *learn, LearnMapsFunc func, gpointer user_data)
 
 	learn->maps_func = func ? func : learn_proc_maps;
 	learn->maps_data = func ? user_data : learn;
+}
+
+void
+learn_set_pagemap_budget(Learn *learn, guint64 pages)
+{
+	g_return_if_fail(learn != NULL);
+
+	learn->pagemap_budget = pages;
 }
 
 void
@@ -318,6 +381,41 @@ read_maps(Learn *learn, const ScanExe *se, GArray *maps, gboolean *gone)
 	return FALSE;
 }
 
+/*
+ * Leaves in maps only those that may be learned (map_is_wanted()) and,
+ * with the default source and usedmapkb, cuts the large ones to their
+ * touched parts: after the prefix and file checks, so that pagemap is
+ * read only for files that could be learned. FALSE: the pagemap budget of
+ * this update is spent and the process waits (counted as deferred).
+ */
+static gboolean
+keep_wanted(Learn *learn, const Conf *conf, GHashTable *stat_cache, pid_t pid, GArray *maps)
+{
+	guint kept = 0;
+
+	for (guint i = 0; i < maps->len; i++) {
+		ProcMap *m = &g_array_index(maps, ProcMap, i);
+
+		if (!map_is_wanted(learn, conf, stat_cache, m)) {
+			proc_map_clear(m);
+			continue;
+		}
+		if (kept != i)
+			g_array_index(maps, ProcMap, kept) = *m;
+		kept++;
+	}
+	/* The ones moved down or cleared above must not be cleared again. */
+	g_array_set_clear_func(maps, NULL);
+	g_array_set_size(maps, kept);
+	g_array_set_clear_func(maps, proc_map_clear);
+
+	if (learn->maps_func != learn_proc_maps || learn->touched_min == 0 ||
+	    cut_to_touched(learn, stat_cache, pid, maps))
+		return TRUE;
+	learn->stats.deferred++;
+	return FALSE;
+}
+
 static void
 admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cache,
 	      const ScanExe *se, gint64 scan_time, gint64 now)
@@ -336,6 +434,9 @@ admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cac
 			learn->stats.gone++;
 		return;
 	}
+	/* Retried at the next scan that sees it, with a new budget. */
+	if (!keep_wanted(learn, conf, stat_cache, se->pid, maps))
+		return;
 
 	kept = g_array_new(FALSE, FALSE, sizeof(guint));
 	for (guint i = 0; i < maps->len; i++) {
@@ -395,7 +496,8 @@ refresh_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cache
 
 	maps = g_array_new(FALSE, FALSE, sizeof(ProcMap));
 	g_array_set_clear_func(maps, proc_map_clear);
-	if (!read_maps(learn, se, maps, &gone))
+	if (!read_maps(learn, se, maps, &gone) ||
+	    !keep_wanted(learn, conf, stat_cache, se->pid, maps))
 		return;  /* it keeps what it had; the next start tries again */
 
 	/* In the order of the maps file, so that map ids do not depend on addresses. */
@@ -652,6 +754,10 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 	learn->stats.maps_removed = 0;
 	learn->stats.stale = 0;
 	learn->stats.refused = 0;
+	learn->stats.deferred = 0;
+	learn->stats.pagemap_pages = 0;
+	learn->stats.pagemap_skipped = 0;
+	learn->pagemap_left = learn->pagemap_budget;
 
 	/* The configuration may have been reloaded since the last update. */
 	learn_model_params(conf, &params);

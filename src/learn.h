@@ -42,6 +42,9 @@ typedef struct LearnStats {
 	guint refused;        /* new exes refused: the model is full of running ones
 				 (learn_read_set() adds to it too) */
 	guint evicted;        /* exes evicted by model_trim() at the last update */
+	guint deferred;       /* processes whose maps wait: the pagemap budget was spent */
+	guint64 pagemap_pages; /* pagemap pages looked up by the last update */
+	guint pagemap_skipped; /* large maps left out: one process needed more than the budget */
 	/* the last maintenance (once an hour of model time) */
 	gint64 maintained_at; /* model time, -1 never */
 	guint chains_faded;   /* chains forgotten by aging */
@@ -74,18 +77,29 @@ void learn_free(Learn *learn);
 /* Maps over usedmapkb are learned as the LEARN_TOUCHED_WINDOW-byte windows the process touched. */
 #define LEARN_TOUCHED_WINDOW 65536
 /*
- * Only the first LEARN_TOUCHED_MAX bytes of a map are looked up (32 MiB of
- * pagemap, some tens of ms): a program that maps a terabyte file must not
- * stall the update. What it touches beyond them is not learned.
+ * Only the first LEARN_TOUCHED_MAX bytes of a map, and none past the end
+ * of its file, are looked up: a program that maps a terabyte file, or a
+ * small file with a huge length, must not stall the update. What it
+ * touches beyond them is not learned.
  */
 #define LEARN_TOUCHED_MAX (G_GUINT64_CONSTANT(16) << 30)
+/*
+ * Pages of pagemap one update looks up at most (the default of
+ * learn_set_pagemap_budget()): 2^20 pages, 8 MiB of pagemap and 4 GiB of
+ * file mapped with 4 KiB pages, some 10 ms of CPU. A desktop's starts
+ * need a few thousand; 500 maps of 16 GiB once needed 2 billion (7 s).
+ * What is over waits for the next update.
+ */
+#define LEARN_PAGEMAP_BUDGET (G_GUINT64_CONSTANT(1) << 20)
 
 /*
  * The default maps source: /proc/PID/maps, counted as gone unless it
  * includes exe_path itself (the process exited or its pid was reused).
- * With user_data the Learn, each map longer than the configured usedmapkb
- * is replaced by the parts the process has touched (proc_read_touched());
- * with NULL, or where pagemap cannot be read, maps are whole.
+ * With this source the update then keeps the maps that mapprefix and the
+ * file check accept and replaces each longer than the configured
+ * usedmapkb by the parts the process has touched (proc_read_touched()),
+ * within the file's size and the pagemap budget; where pagemap cannot be
+ * read, maps are whole.
  */
 gboolean learn_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 		       gpointer user_data, GError **error);
@@ -100,6 +114,14 @@ void learn_set_maps_source(Learn *learn, LearnMapsFunc func, gpointer user_data)
  * machine, accepts every path with an unknown (all zero) identity, which
  * never makes a map stale.
  */
+/*
+ * Sets the pagemap pages one update may look up (LEARN_PAGEMAP_BUDGET
+ * unless set): a process whose large maps need more than is left waits
+ * for the next update, but the first of an update always gets the whole
+ * budget (and its maps past it are left out).
+ */
+void learn_set_pagemap_budget(Learn *learn, guint64 pages);
+
 typedef gboolean (*LearnFileCheckFunc)(const char *path, MapFileId *id, gpointer user_data);
 void learn_set_file_check(Learn *learn, LearnFileCheckFunc func, gpointer user_data);
 

@@ -358,7 +358,11 @@ START_TEST(test_admission_touched)
 }
 END_TEST
 
-/* Of a map over LEARN_TOUCHED_MAX long only the first LEARN_TOUCHED_MAX bytes are looked up. */
+/*
+ * A map 32 GiB long of a 64 KiB file: pagemap is looked up for the file's
+ * 64 KiB only (before, for 16 GiB: 4 million pages), so a page touched
+ * past its end is not learned.
+ */
 START_TEST(test_admission_touched_bounded)
 {
 	g_autoptr(GString) maps = g_string_new(NULL);
@@ -370,21 +374,76 @@ START_TEST(test_admission_touched_bounded)
 	Exe *a;
 
 	make_file("bin/a", 4096);
-	make_file("files/huge.db", 4096);  /* a map may reach past the end of its file */
+	make_file("files/huge.db", 65536);  /* a map may reach past the end of its file */
 	add_line(maps, base, base + 2 * LEARN_TOUCHED_MAX, 0, "files/huge.db");
 	add_process(100, exe_a, maps->str);
-	/* The last page looked up, and the first one past it. */
+	/* The first page, the first one past the file, and one 16 GiB in. */
+	tu_set_pagemap(proc_dir, 100, base / page, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 100, (base + 65536) / page, TU_PM_PRESENT);
 	tu_set_pagemap(proc_dir, 100, (base + LEARN_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
-	tu_set_pagemap(proc_dir, 100, (base + LEARN_TOUCHED_MAX) / page, TU_PM_PRESENT);
-	tu_set_pagemap(proc_dir, 100, (base + 2 * LEARN_TOUCHED_MAX) / page - 1, TU_PM_PRESENT);
 
 	proc_scan(0);
 	learn_update(learn, scan, model, conf, 10);
+	ck_assert_uint_eq(learn_get_stats(learn)->pagemap_pages, 65536 / page);
 	a = lookup("bin/a");
 	ck_assert_ptr_nonnull(a);
 	ck_assert_uint_eq(a->exemaps->len, 2);  /* the window, and the exe's own page */
-	ck_assert_ptr_nonnull(model_lookup_map(model, huge, LEARN_TOUCHED_MAX - win, win));
+	ck_assert_ptr_nonnull(model_lookup_map(model, huge, 0, win));
 	ck_assert_uint_eq(a->size, win + 4096);
+}
+END_TEST
+
+/*
+ * pagemap is not read for a map that mapprefix rejects, and an update
+ * looks up at most its budget: a second process whose maps need more
+ * than is left waits for the next update.
+ */
+START_TEST(test_admission_touched_budget)
+{
+	g_autoptr(GString) maps = g_string_new(NULL);
+	g_autoptr(GString) rejected = g_string_new(NULL);
+	g_autofree char *exe_a = at("bin/a");
+	g_autofree char *exe_b = at("bin/b");
+	g_autofree char *big = at("files/big.so");
+	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 base = 0x10000000;
+	guint64 file_pages = (4 << 20) / page;
+
+	make_file("bin/a", 4096);
+	make_file("bin/b", 4096);
+	make_file("files/big.so", 4 << 20);
+	make_file("files/private/no.so", 4 << 20);
+	add_line(maps, base, base + (4 << 20), 0, "files/big.so");
+	g_string_append(rejected, maps->str);
+	add_line(rejected, 0x40000000, 0x40000000 + (4 << 20), 0, "files/private/no.so");
+	add_process(100, exe_a, rejected->str);
+	add_process(200, exe_b, maps->str);
+	tu_set_pagemap(proc_dir, 100, base / page, TU_PM_PRESENT);
+	tu_set_pagemap(proc_dir, 200, base / page, TU_PM_PRESENT);
+	/* pagemap covers big.so whole (untouched entries). */
+	tu_set_pagemap(proc_dir, 100, base / page + file_pages - 1, 0);
+	tu_set_pagemap(proc_dir, 200, base / page + file_pages - 1, 0);
+	learn_set_pagemap_budget(learn, file_pages + file_pages / 2);
+
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
+	/* a: big.so's pages only, not those of no.so (mapprefix rejects it); b
+	 * needs more than is left. */
+	ck_assert_uint_eq(learn_get_stats(learn)->pagemap_pages, file_pages);
+	ck_assert_uint_eq(learn_get_stats(learn)->deferred, 1);
+	ck_assert_ptr_nonnull(lookup("bin/a"));
+	ck_assert_uint_eq(lookup("bin/a")->size, LEARN_TOUCHED_WINDOW + 4096);
+	ck_assert_ptr_null(lookup("bin/b"));
+	ck_assert(!is_bad("bin/b", NULL));
+
+	/* The next update has a new budget. */
+	proc_scan(20);
+	learn_update(learn, scan, model, conf, 30);
+	ck_assert_uint_eq(learn_get_stats(learn)->pagemap_pages, file_pages);
+	ck_assert_uint_eq(learn_get_stats(learn)->deferred, 0);
+	ck_assert_ptr_nonnull(lookup("bin/b"));
+	ck_assert_uint_eq(lookup("bin/b")->size, LEARN_TOUCHED_WINDOW + 4096);
+	ck_assert_ptr_nonnull(model_lookup_map(model, big, 0, LEARN_TOUCHED_WINDOW));
 }
 END_TEST
 
@@ -1615,6 +1674,7 @@ learn_suite(void)
 	tcase_add_test(tc, test_admission);
 	tcase_add_test(tc, test_admission_touched);
 	tcase_add_test(tc, test_admission_touched_bounded);
+	tcase_add_test(tc, test_admission_touched_budget);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
 	tcase_add_test(tc, test_file_check_hook);

@@ -1,0 +1,213 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# What a local user can make the daemon's learning cost, against the real
+# /proc, as root. Each scenario runs one program as the unprivileged user
+# nobody under /usr/local/bin (exeprefix accepts it) mapping a file under
+# /var/cache (mapprefix accepts it):
+#
+#   bigmap   a 64 KiB file mapped 500 times with a length of 16 GiB each:
+#            the learn stage must not read pagemap past the file's end
+#   mapflood one 128 MiB file mapped as 30,000 distinct 4 KiB windows: the
+#            program keeps at most maxexemaps maps
+#
+# Through each, SIGUSR1 is sent every 0.2 s and must be answered within
+# 1 s; the daemon's CPU over the scenario must stay under its bound; then
+# SIGTERM must save the state and exit within 5 s. Every figure is
+# printed, so a run before a fix measures the same things.
+#
+# Exit status: 0 pass, 1 fail, 77 skipped (not root).
+#
+#   tests/hostile-model.sh [SCENARIO...]
+
+set -u
+
+top_builddir=${top_builddir:-$(pwd)}
+preload="$top_builddir/src/preload"
+helpers=${helpers:-$top_builddir/tests/helpers}
+bigmap="$helpers/bigmap"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (reads other users' pagemap, installs under /usr/local/bin)"
+	exit 77
+fi
+if [ ! -x "$bigmap" ]; then
+	echo "hostile-model: $bigmap not built (make check builds it)" >&2
+	exit 99
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/preload-hostile-model.XXXXXX")
+cache=$(mktemp -d /var/cache/preload-hostile.XXXXXX)
+chmod 755 "$cache"
+prog=/usr/local/bin/preload-hostile-$$
+daemon_pid=
+helper_pid=
+cleanup() {
+	[ -n "$helper_pid" ] && kill -9 "$helper_pid" 2>/dev/null
+	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	rm -f "$prog"
+	rm -rf "$work" "$cache"
+}
+trap cleanup EXIT INT TERM
+
+failed=0
+fail() {
+	echo "FAIL: $*"
+	failed=1
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# CPU time of a process (user + system), in ms.
+cpu_ms() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	stat=${stat##*) }
+	set -- $stat
+	echo $(((${12} + ${13}) * 1000 / $(getconf CLK_TCK)))
+}
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+hwm_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+dumps() {
+	local n
+	n=$(grep -c "SIGUSR1: state dump" "$work/log" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+# usr1_latency: sends SIGUSR1 and prints the ms until the dump starts (9999: none in 10 s).
+usr1_latency() {
+	local before t0 i
+	before=$(dumps)
+	t0=$(now_ms)
+	kill -USR1 "$daemon_pid"
+	for ((i = 0; i < 1000; i++)); do
+		if [ "$(dumps)" -gt "$before" ]; then
+			echo $(($(now_ms) - t0))
+			return
+		fi
+		sleep 0.01
+	done
+	echo 9999
+}
+
+# The maps in the model at the last dump.
+model_maps() {
+	grep "model: time" "$work/log" | tail -n 1 |
+		sed 's/.*exes ([0-9]* running), \([0-9]*\) maps.*/\1/'
+}
+
+start_daemon() {
+	rm -f "$work/state" "$work/log"
+	cat > "$work/preload.conf" <<EOF
+[model]
+cycle = 2
+minsize = 0
+[system]
+dopredict = false
+learnreads = false
+learnexec = false
+EOF
+	"$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log" -V 5 &
+	daemon_pid=$!
+	# Two cycles: the programs running now are learned before the scenario.
+	sleep 4
+}
+
+# stop_daemon: SIGTERM, prints the ms until the process is gone and the state saved.
+stop_daemon() {
+	local t0 i
+	t0=$(now_ms)
+	kill -TERM "$daemon_pid"
+	for ((i = 0; i < 3000; i++)); do
+		if ! kill -0 "$daemon_pid" 2>/dev/null; then
+			wait "$daemon_pid" 2>/dev/null
+			daemon_pid=
+			if [ -s "$work/state" ]; then
+				echo $(($(now_ms) - t0))
+			else
+				echo 99999
+			fi
+			return
+		fi
+		sleep 0.01
+	done
+	echo 99999
+}
+
+# run_scenario NAME FILE COUNT LENGTH WINDOW CPU_BOUND_MS
+run_scenario() {
+	local name=$1 file=$2 count=$3 length=$4 window=$5 cpu_bound=$6
+	local cpu0 cpu1 worst=0 lat peak=0 rss fd0 fd1 term state_size i maps maps0
+
+	start_daemon
+	usr1_latency > /dev/null
+	maps0=$(model_maps)
+	fd0=$(fds "$daemon_pid")
+	cpu0=$(cpu_ms "$daemon_pid")
+	cp "$bigmap" "$prog"
+	chmod 755 "$prog"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$prog" "$file" "$count" "$length" "$window" \
+		> "$work/helper.out" 2>&1 &
+	helper_pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q ready "$work/helper.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q ready "$work/helper.out" || { fail "$name: the helper did not start: $(cat "$work/helper.out")"; }
+	# Three cycles: a scan sees it, the learn half a cycle later reads its maps.
+	for ((i = 0; i < 20; i++)); do
+		lat=$(usr1_latency)
+		[ "$lat" -gt "$worst" ] && worst=$lat
+		rss=$(rss_kb "$daemon_pid")
+		[ "$rss" -gt "$peak" ] && peak=$rss
+		sleep 0.2
+	done
+	cpu1=$(cpu_ms "$daemon_pid")
+	maps=$(model_maps)
+	kill -9 "$helper_pid" 2>/dev/null
+	wait "$helper_pid" 2>/dev/null
+	helper_pid=
+	sleep 2.5
+	fd1=$(fds "$daemon_pid")
+	peak=$(hwm_kb "$daemon_pid")
+	term=$(stop_daemon)
+	state_size=$(stat -c %s "$work/state" 2>/dev/null || echo 0)
+	grep -q "$prog" "$work/state" 2>/dev/null || fail "$name: the program was not learned"
+	echo "$name: worst SIGUSR1 latency ${worst} ms, daemon CPU $((cpu1 - cpu0)) ms over the" \
+	     "scenario (bound $cpu_bound), maps in the model $maps0 -> $maps, peak RSS (VmHWM) $peak KB," \
+	     "TERM to saved ${term} ms, state $state_size bytes, fds $fd0 -> $fd1"
+	[ "$worst" -le 1000 ] || fail "$name: SIGUSR1 answered after $worst ms"
+	[ $((cpu1 - cpu0)) -le "$cpu_bound" ] || fail "$name: $((cpu1 - cpu0)) ms of CPU"
+	[ "$term" -le 5000 ] || fail "$name: SIGTERM took $term ms to save and exit"
+	[ "$fd1" -le "$fd0" ] || fail "$name: $fd0 descriptors before, $fd1 after"
+	echo $((maps - maps0))
+}
+
+scenarios=${*:-"bigmap mapflood"}
+for s in $scenarios; do
+	case $s in
+	bigmap)
+		truncate -s 65536 "$cache/small"
+		chmod 644 "$cache/small"
+		run_scenario bigmap "$cache/small" 500 $((16 << 30)) 0 1000 > "$work/out"
+		cat "$work/out" | head -n -1
+		;;
+	mapflood)
+		truncate -s $((128 << 20)) "$cache/big"
+		chmod 644 "$cache/big"
+		run_scenario mapflood "$cache/big" 30000 4096 4096 2000 > "$work/out"
+		cat "$work/out" | head -n -1
+		maps=$(tail -n 1 "$work/out")
+		# Its maps, and a few a program started meanwhile may add.
+		[ -n "$maps" ] && [ "$maps" -le 2148 ] 2>/dev/null ||
+			fail "mapflood: $maps maps added to the model (the program's cap is 2048)"
+		;;
+	*)
+		echo "hostile-model: unknown scenario $s" >&2
+		exit 2
+		;;
+	esac
+done
+exit $failed
