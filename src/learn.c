@@ -32,6 +32,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "interval.h"
@@ -44,6 +45,9 @@ struct Learn {
 	LearnMapsFunc maps_func;  /* where maps of new exes come from */
 	gpointer maps_data;
 	guint64 touched_min;      /* usedmapkb in bytes: larger maps are cut to their touched parts */
+	GHashTable *remote_devs;  /* st_dev (gint64 *) of network and FUSE mounts, when
+				     netfs is off; NULL: every file system may be used */
+	gboolean remote_check;    /* leaves out files on remote_devs (the default file check) */
 	guint64 pagemap_budget;   /* pagemap pages an update may look up */
 	guint64 pagemap_left;     /* of those, not yet looked up in this update */
 	LearnFileCheckFunc file_check; /* whether a mapped file may be learned */
@@ -233,6 +237,7 @@ learn_new(void)
 	learn->maps_func = learn_proc_maps;
 	learn->maps_data = learn;
 	learn->file_check = lstat_is_regular;
+	learn->remote_check = TRUE;
 	learn->maintained = -1;
 	learn->pagemap_budget = LEARN_PAGEMAP_BUDGET;
 	learn->stats.maintained_at = -1;
@@ -243,7 +248,51 @@ learn_new(void)
 void
 learn_free(Learn *learn)
 {
+	if (!learn)
+		return;
+	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
 	g_free(learn);
+}
+
+/*
+ * With netfs off, the devices of the network and FUSE mounts, from
+ * /proc/self/mountinfo (a file of the kernel's, which no mount can stall):
+ * their files are not learned, checked or read ahead, for a server that
+ * stops answering would stall the lstat or the read, and the lstat runs
+ * in the daemon's main thread. Known by the device a maps line or a
+ * learned identity names, without touching the file.
+ */
+static void
+refresh_remote_devs(Learn *learn, const Conf *conf)
+{
+	g_autofree char *text = NULL;
+	g_autoptr(GPtrArray) mounts = NULL;
+
+	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
+	if (conf->netfs || !learn->remote_check)
+		return;
+	learn->remote_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	if (!g_file_get_contents("/proc/self/mountinfo", &text, NULL, NULL))
+		return;
+	mounts = watch_mounts_parse(text);
+	for (guint i = 0; i < mounts->len; i++) {
+		const WatchMount *m = g_ptr_array_index(mounts, i);
+
+		if (watch_fs_is_remote(m->fstype)) {
+			gint64 *dev = g_new(gint64, 1);
+
+			*dev = (gint64)m->dev;
+			g_hash_table_add(learn->remote_devs, dev);
+		}
+	}
+}
+
+static gboolean
+dev_is_remote(const Learn *learn, guint64 dev)
+{
+	gint64 key = (gint64)dev;
+
+	return learn->remote_devs && g_hash_table_contains(learn->remote_devs, &key);
 }
 
 void
@@ -277,6 +326,8 @@ learn_set_file_check(Learn *learn, LearnFileCheckFunc func, gpointer user_data)
 	g_return_if_fail(learn != NULL);
 	learn->file_check = func ? func : lstat_is_regular;
 	learn->file_check_data = func ? user_data : NULL;
+	/* A replaced check names files of another machine (a replay). */
+	learn->remote_check = func == NULL;
 }
 
 const LearnStats *
@@ -396,7 +447,8 @@ keep_wanted(Learn *learn, const Conf *conf, GHashTable *stat_cache, pid_t pid, G
 	for (guint i = 0; i < maps->len; i++) {
 		ProcMap *m = &g_array_index(maps, ProcMap, i);
 
-		if (!map_is_wanted(learn, conf, stat_cache, m)) {
+		if (dev_is_remote(learn, makedev(m->dev_major, m->dev_minor)) ||
+		    !map_is_wanted(learn, conf, stat_cache, m)) {
 			proc_map_clear(m);
 			continue;
 		}
@@ -550,9 +602,15 @@ refresh_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cache
 static gboolean
 check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 {
-	const FileState *state = file_state(learn, stat_cache, map->path);
+	const FileState *state;
 
 	map->learn.checked = now;
+	/* Learned while netfs was on: not asked (the lstat could hang), never read. */
+	if (map_file_id_is_known(&map->file) && dev_is_remote(learn, map->file.dev)) {
+		map->learn.stale = TRUE;
+		return TRUE;
+	}
+	state = file_state(learn, stat_cache, map->path);
 	if (!state->usable || !map_file_id_matches(&map->file, &state->id)) {
 		map->learn.stale = TRUE;
 		return TRUE;
@@ -760,6 +818,7 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 	learn->pagemap_left = learn->pagemap_budget;
 
 	/* The configuration may have been reloaded since the last update. */
+	refresh_remote_devs(learn, conf);
 	learn_model_params(conf, &params);
 	model_set_params(model, &params);
 

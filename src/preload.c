@@ -708,6 +708,7 @@ report_sources(Daemon *d, ReportSources *src)
 		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
 		.hit_log = d->hit_log,
 	};
+	readahead_get_abandoned(d->readahead, &src->read_abandoned, &src->read_stuck);
 }
 
 static void
@@ -966,7 +967,8 @@ run_once(Daemon *d)
 {
 	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
 	cycle_run(d->cycle);
-	readahead_wait(d->readahead);
+	(void)readahead_wait_until(d->readahead, g_get_monotonic_time() + READAHEAD_EXIT_WAIT_US,
+				   TRUE);
 }
 
 int
@@ -1078,7 +1080,8 @@ main(int argc, char **argv)
 		/* Exit promptly: reads in flight finish, no new one starts. */
 		d->exiting = TRUE;
 		readahead_supersede(d->readahead);
-		readahead_wait(d->readahead);
+		(void)readahead_wait_until(d->readahead,
+					   g_get_monotonic_time() + READAHEAD_EXIT_WAIT_US, TRUE);
 	}
 	close_trace(d);
 	if (d->model->dirty || d->opts.once)

@@ -145,9 +145,12 @@ struct Readahead {
 	 * (the other one then finds nothing to do).
 	 */
 	gint busy;             /* atomic */
-	gint stop;             /* atomic: set by readahead_supersede(), cleared at start */
+	gint refs;             /* atomic: the owner's, and one per job thread alive */
 	GMutex job_lock;
+	GCond job_cond;        /* signalled, under job_lock, when a job's thread ends */
 	Job *job;              /* the background batch, guarded by job_lock */
+	guint64 abandoned;     /* batches abandoned past their deadline, guarded by job_lock */
+	guint stuck;           /* of those, whose thread has not ended yet, guarded by job_lock */
 	GMutex hold_lock;
 	gint64 hold_until;     /* readahead_hold(), guarded by hold_lock */
 };
@@ -165,7 +168,8 @@ typedef struct {
 	const OrderRequest *reqs;  /* the slice being read */
 	const GArray *groups;      /* its groups, in reading order */
 	gint next_group;           /* atomic: the next group a worker takes */
-	const gint *stop;          /* &ra->stop for a background batch; NULL: never */
+	const gint *stop;          /* the job's stop flag for a background batch; NULL: never */
+	gint64 *progress;          /* the job's: monotonic us of the last step; NULL: none */
 	gboolean check_residency;
 	GMutex lock;               /* guards everything below */
 	ReadaheadStats stats;
@@ -192,6 +196,18 @@ static gboolean
 batch_stopped(const Batch *batch)
 {
 	return batch->stop && g_atomic_int_get(batch->stop);
+}
+
+/*
+ * A step of the batch ended (an open, a chunk read, the end of a hold):
+ * the deadline runs from here. A batch whose last step is older than
+ * READAHEAD_DEADLINE_US waits on a file system that stopped answering.
+ */
+static void
+batch_alive(Batch *batch)
+{
+	if (batch->progress)
+		__atomic_store_n(batch->progress, g_get_monotonic_time(), __ATOMIC_RELAXED);
 }
 
 /* Counts requests of the batch that will not be read because it was told to stop. */
@@ -299,8 +315,10 @@ hold_wait(const Batch *batch)
 		until = ra->hold_until;
 		g_mutex_unlock(&ra->hold_lock);
 		now = g_get_monotonic_time();
-		if (now >= until || batch_stopped(batch))
+		if (now >= until || batch_stopped(batch)) {
+			batch_alive((Batch *)batch);
 			return;
+		}
 		g_usleep((gulong)MIN(until - now, (gint64)50000));
 	}
 }
@@ -559,6 +577,7 @@ read_range(Batch *batch, int fd, guint64 offset, guint64 length, guint64 chunk,
 		if (err == 0)
 			wait_read(fd, pos + n - 1);
 		inflight_give(batch, MAX(n, INFLIGHT_MIN_CHARGE));
+		batch_alive(batch);
 		if (err != 0)
 			return err;
 		stats->bytes += n;
@@ -698,9 +717,11 @@ read_group(Worker *worker, const Group *group)
 	}
 
 	if (!open_checked(batch, path, group->count, &fd, &st, &local)) {
+		batch_alive(batch);
 		batch_add_stats(batch, &local);
 		return;
 	}
+	batch_alive(batch);
 	chunk = batch_chunk(batch, st.st_dev);
 	/* For wait_read(): no kernel readahead window on its one-byte reads. */
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
@@ -752,9 +773,11 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 	int fd;
 
 	if (!open_checked(batch, path, n, &fd, &st, &local)) {
+		batch_alive(batch);
 		batch_add_stats(batch, &local);
 		return TRUE;
 	}
+	batch_alive(batch);
 	for (guint i = 0; i < n; i++) {
 		Interval range;
 		guint64 length;
@@ -925,13 +948,15 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 }
 
 static void
-batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const gint *stop)
+batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const gint *stop,
+	   gint64 *progress)
 {
 	memset(batch, 0, sizeof(*batch));
 	g_mutex_init(&batch->lock);
 	g_cond_init(&batch->inflight_cond);
 	batch->ra = ra;
 	batch->stop = stop;
+	batch->progress = progress;
 	batch->check_residency = options->check_residency;
 	batch->warning_limit = options->warning_limit;
 	batch->notice_limit = options->notice_limit;
@@ -967,7 +992,8 @@ batch_finish(Batch *batch)
 }
 
 static ReadaheadStats
-run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, const gint *stop)
+run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, const gint *stop,
+	  gint64 *progress)
 {
 	/* Kept to the end: batch.opened borrows their paths. */
 	g_autoptr(GPtrArray) slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
@@ -976,7 +1002,7 @@ run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, cons
 	Worker self = { &batch, NULL, FALSE };
 	guint i = 0;
 
-	batch_init(&batch, ra, options, stop);
+	batch_init(&batch, ra, options, stop, progress);
 	while (i < requests->len) {
 		GArray *slice;
 		guint end;
@@ -1006,13 +1032,24 @@ readahead_run(Readahead *ra, GArray *requests, const ReadaheadOptions *options)
 	g_return_val_if_fail(ra != NULL, stats);
 	g_return_val_if_fail(requests != NULL, stats);
 	g_return_val_if_fail(options != NULL, stats);
-	return run_batch(ra, requests, options, NULL);
+	return run_batch(ra, requests, options, NULL, NULL);
 }
 
 /* ---- the reader and its background batch ---- */
 
+/*
+ * A background batch. Its thread may block for good in an open or a read
+ * of a file system that stopped answering (a dead NFS server, a hung FUSE
+ * daemon), and no signal gets it out short of the process's end. So the
+ * main thread never joins a batch that may be stuck: a batch that made no
+ * step for READAHEAD_DEADLINE_US is abandoned (its thread detached, its
+ * done never called, counted) and the next one starts; at exit the daemon
+ * waits for it a bounded time (readahead_wait_until()). An abandoned
+ * job's thread frees the job, and its reference to the reader, if it ever
+ * ends.
+ */
 struct Job {
-	Readahead *ra;
+	Readahead *ra;         /* a reference */
 	GArray *requests;
 	ReadaheadOptions options;
 	ReadaheadDone done;
@@ -1020,7 +1057,24 @@ struct Job {
 	ReadaheadStats stats;
 	GThread *thread;
 	GSource *idle;     /* attached by the thread at its end: hands the job back */
+	gint stop;         /* atomic: readahead_supersede() */
+	gint64 progress;   /* __atomic: monotonic us of the batch's last step */
+	/* guarded by ra->job_lock: */
+	gboolean finished; /* the thread is past its batch */
+	gboolean abandoned; /* given up: the thread frees the job */
 };
+
+static void
+readahead_unref(Readahead *ra)
+{
+	if (!g_atomic_int_dec_and_test(&ra->refs))
+		return;
+	g_cond_clear(&ra->job_cond);
+	g_mutex_clear(&ra->hold_lock);
+	g_mutex_clear(&ra->job_lock);
+	pagecache_free(ra->pagecache);
+	g_free(ra);
+}
 
 static void
 job_free(Job *job)
@@ -1036,8 +1090,8 @@ job_free(Job *job)
 }
 
 /*
- * Joins the background batch if it is `expected` (or any, with NULL)
- * and, with deliver, calls its done.
+ * Joins the background batch if it is `expected` (or any, with NULL),
+ * which must have finished, and, with deliver, calls its done.
  */
 static void
 job_finish(Readahead *ra, Job *expected, gboolean deliver)
@@ -1060,6 +1114,23 @@ job_finish(Readahead *ra, Job *expected, gboolean deliver)
 	if (deliver && job->done)
 		job->done(&job->stats, job->user_data);
 	job_free(job);
+	readahead_unref(ra);
+}
+
+/* Gives up the running job (job_lock held; it has not finished). */
+static void
+job_abandon(Readahead *ra)
+{
+	Job *job = ra->job;
+
+	ra->job = NULL;
+	job->abandoned = TRUE;
+	g_atomic_int_set(&job->stop, 1);
+	g_thread_unref(job->thread);  /* detached: nobody joins it */
+	job->thread = NULL;
+	ra->abandoned++;
+	ra->stuck++;
+	g_atomic_int_set(&ra->busy, 0);
 }
 
 static gboolean
@@ -1075,17 +1146,45 @@ static gpointer
 job_thread(gpointer data)
 {
 	Job *job = data;
-	GSource *idle;
+	Readahead *ra = job->ra;
+	gboolean abandoned;
 
-	job->stats = run_batch(job->ra, job->requests, &job->options, &job->ra->stop);
+	job->stats = run_batch(ra, job->requests, &job->options, &job->stop, &job->progress);
 	g_clear_pointer(&job->requests, g_array_unref);
-	idle = g_idle_source_new();
-	g_source_set_priority(idle, G_PRIORITY_DEFAULT_IDLE);
-	g_source_set_callback(idle, job_finish_idle, job, NULL);
-	/* Set before it can run; read by job_finish() after the join. */
-	job->idle = idle;
-	g_source_attach(idle, NULL);
+	g_mutex_lock(&ra->job_lock);
+	job->finished = TRUE;
+	abandoned = job->abandoned;
+	if (abandoned) {
+		ra->stuck--;
+	} else {
+		GSource *idle = g_idle_source_new();
+
+		g_source_set_priority(idle, G_PRIORITY_DEFAULT_IDLE);
+		g_source_set_callback(idle, job_finish_idle, job, NULL);
+		/* Set before it can run; read by job_finish() after the join. */
+		job->idle = idle;
+		g_source_attach(idle, NULL);
+	}
+	g_cond_broadcast(&ra->job_cond);
+	g_mutex_unlock(&ra->job_lock);
+	if (abandoned) {
+		g_debug("readahead: a batch abandoned past its deadline has ended");
+		job_free(job);
+		readahead_unref(ra);
+	}
 	return NULL;
+}
+
+/* Whether the running job (job_lock held) made no step for the deadline, holds aside. */
+static gboolean
+job_overdue(Readahead *ra, const Job *job, gint64 now)
+{
+	gint64 last = __atomic_load_n(&job->progress, __ATOMIC_RELAXED);
+
+	g_mutex_lock(&ra->hold_lock);
+	last = MAX(last, ra->hold_until);
+	g_mutex_unlock(&ra->hold_lock);
+	return !job->finished && now - last > READAHEAD_DEADLINE_US;
 }
 
 Readahead *
@@ -1094,7 +1193,9 @@ readahead_new(PagecacheProbes probes)
 	Readahead *ra = g_new0(Readahead, 1);
 
 	ra->pagecache = pagecache_new(probes);
+	ra->refs = 1;
 	g_mutex_init(&ra->job_lock);
+	g_cond_init(&ra->job_cond);
 	g_mutex_init(&ra->hold_lock);
 	return ra;
 }
@@ -1104,12 +1205,10 @@ readahead_free(Readahead *ra)
 {
 	if (!ra)
 		return;
-	g_atomic_int_set(&ra->stop, 1);
-	job_finish(ra, NULL, FALSE);
-	g_mutex_clear(&ra->hold_lock);
-	g_mutex_clear(&ra->job_lock);
-	pagecache_free(ra->pagecache);
-	g_free(ra);
+	readahead_supersede(ra);
+	/* Reads in flight end soon; a thread stuck for good is left behind. */
+	readahead_wait_until(ra, g_get_monotonic_time() + READAHEAD_EXIT_WAIT_US, FALSE);
+	readahead_unref(ra);
 }
 
 /* Starts the batch in a new thread; FALSE (requests left to the caller) if none starts. */
@@ -1125,6 +1224,8 @@ start_job(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
 	job->options = *options;
 	job->done = done;
 	job->user_data = user_data;
+	job->progress = g_get_monotonic_time();
+	g_atomic_int_inc(&ra->refs);
 	g_mutex_lock(&ra->job_lock);
 	ra->job = job;
 	/* Under the lock, so job_finish() never sees a job without its thread. */
@@ -1134,12 +1235,30 @@ start_job(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
 	g_mutex_unlock(&ra->job_lock);
 	if (job->thread)
 		return TRUE;
+	g_atomic_int_dec_and_test(&ra->refs);
 	if (limit_allows(options->warning_limit))
 		g_warning("cannot start the readahead thread: %s, reading in the main thread",
 			  error->message);
 	job->requests = NULL;
 	job_free(job);
 	return FALSE;
+}
+
+/* Abandons the running job if it is past its deadline; TRUE if it did. */
+static gboolean
+abandon_overdue(Readahead *ra)
+{
+	gboolean abandon;
+
+	g_mutex_lock(&ra->job_lock);
+	abandon = ra->job && job_overdue(ra, ra->job, g_get_monotonic_time());
+	if (abandon)
+		job_abandon(ra);
+	g_mutex_unlock(&ra->job_lock);
+	if (abandon)
+		g_warning("readahead: a batch made no progress for %d s, a file system is not "
+			  "answering: abandoned", (int)(READAHEAD_DEADLINE_US / G_USEC_PER_SEC));
+	return abandon;
 }
 
 gboolean
@@ -1151,12 +1270,13 @@ readahead_start(Readahead *ra, GArray *requests, const ReadaheadOptions *options
 	g_return_val_if_fail(ra != NULL, FALSE);
 	g_return_val_if_fail(requests != NULL, FALSE);
 	g_return_val_if_fail(options != NULL, FALSE);
+	if (g_atomic_int_get(&ra->busy))
+		(void)abandon_overdue(ra);
 	if (!g_atomic_int_compare_and_exchange(&ra->busy, 0, 1)) {
 		g_array_unref(requests);
 		return FALSE;
 	}
 
-	g_atomic_int_set(&ra->stop, 0);
 	if (options->maxprocs > 0 && start_job(ra, requests, options, done, user_data))
 		return TRUE;
 
@@ -1181,8 +1301,36 @@ readahead_supersede(Readahead *ra)
 {
 	g_return_if_fail(ra != NULL);
 
-	if (g_atomic_int_get(&ra->busy))
-		g_atomic_int_set(&ra->stop, 1);
+	g_mutex_lock(&ra->job_lock);
+	if (ra->job)
+		g_atomic_int_set(&ra->job->stop, 1);
+	g_mutex_unlock(&ra->job_lock);
+}
+
+gboolean
+readahead_wait_until(Readahead *ra, gint64 until, gboolean deliver)
+{
+	gboolean finished = TRUE;
+
+	g_return_val_if_fail(ra != NULL, FALSE);
+
+	g_mutex_lock(&ra->job_lock);
+	while (ra->job && !ra->job->finished && (until == G_MAXINT64 || g_get_monotonic_time() < until)) {
+		if (until == G_MAXINT64)
+			g_cond_wait(&ra->job_cond, &ra->job_lock);
+		else
+			(void)g_cond_wait_until(&ra->job_cond, &ra->job_lock, until);
+	}
+	if (ra->job && !ra->job->finished) {
+		job_abandon(ra);
+		finished = FALSE;
+	}
+	g_mutex_unlock(&ra->job_lock);
+	if (finished)
+		job_finish(ra, NULL, deliver);
+	else
+		g_warning("readahead: a batch still running after the wait is abandoned");
+	return finished;
 }
 
 void
@@ -1190,7 +1338,20 @@ readahead_wait(Readahead *ra)
 {
 	g_return_if_fail(ra != NULL);
 
-	job_finish(ra, NULL, TRUE);
+	(void)readahead_wait_until(ra, G_MAXINT64, TRUE);
+}
+
+void
+readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck)
+{
+	g_return_if_fail(ra != NULL);
+
+	g_mutex_lock(&ra->job_lock);
+	if (abandoned)
+		*abandoned = ra->abandoned;
+	if (stuck)
+		*stuck = ra->stuck;
+	g_mutex_unlock(&ra->job_lock);
 }
 
 /* ---- I/O priority ---- */

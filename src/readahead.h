@@ -79,13 +79,26 @@ typedef struct ReadaheadStats {
 typedef struct Readahead Readahead;
 
 /*
+ * A background batch that has made no step (an open, a chunk read) for
+ * this long waits on a file system that stopped answering: the next
+ * readahead_start() abandons it (its thread is detached, never joined,
+ * and counted: readahead_get_abandoned()) and starts the new batch. A
+ * healthy disk reads a chunk in well under a second even when busy.
+ */
+#define READAHEAD_DEADLINE_US (10 * G_USEC_PER_SEC)
+/* How long readahead_free() waits for a running batch before abandoning it. */
+#define READAHEAD_EXIT_WAIT_US (2 * G_USEC_PER_SEC)
+
+/*
  * A reader whose residency checks may use the calls in probes
  * (PAGECACHE_PROBE_ALL but in tests). Creates no thread.
  */
 Readahead *readahead_new(PagecacheProbes probes);
 /*
- * Stops a running batch and waits for its threads without calling its
- * done (call readahead_wait() first to get its figures). NULL is accepted.
+ * Stops a running batch and waits for it, at most READAHEAD_EXIT_WAIT_US,
+ * without calling its done (call readahead_wait_until() first to get its
+ * figures); a batch still running then is abandoned, and the reader is
+ * freed by the last of its threads to end. NULL is accepted.
  */
 void readahead_free(Readahead *ra);
 
@@ -126,8 +139,21 @@ void readahead_supersede(Readahead *ra);
  * should not queue behind prefetching on a disk that serves all I/O alike.
  */
 void readahead_hold(Readahead *ra, gint64 until);
-/* Waits for a running batch (at exit) and delivers its done. */
+/* Waits for a running batch, however long it takes, and delivers its done. */
 void readahead_wait(Readahead *ra);
+/*
+ * Waits for a running batch until the monotonic time `until` (us), then
+ * joins it and, with deliver, calls its done; TRUE. A batch still running
+ * then is abandoned (see READAHEAD_DEADLINE_US): FALSE, its done never
+ * called. For the exit, which must not wait for a file system that
+ * stopped answering.
+ */
+gboolean readahead_wait_until(Readahead *ra, gint64 until, gboolean deliver);
+/*
+ * Batches abandoned since ra was made, and how many of their threads are
+ * still blocked (in an open or a read that does not return), for the dump.
+ */
+void readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck);
 
 /*
  * The reader's OrderExamineFunc (user_data unused): one lstat

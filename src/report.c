@@ -186,6 +186,8 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 	snap->max_maps = src->conf->maxmaps;
 	snap->max_chains = src->conf->maxchains;
 	snap->evictions = model->evictions;
+	snap->read_abandoned = src->read_abandoned;
+	snap->read_stuck = src->read_stuck;
 
 	g_hash_table_iter_init(&iter, model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -379,6 +381,9 @@ report_dump_lines(const ReportSnapshot *snap)
 		 snap->max_exes, snap->max_exe_maps, snap->max_maps, snap->max_chains,
 		 snap->evictions.exes, snap->evictions.chains, snap->evictions.exes_refused,
 		 snap->evictions.maps_refused);
+	add_line(lines, "readahead deadline: %" G_GUINT64_FORMAT " batches abandoned after %d s "
+		 "without progress, %u of their threads still blocked", snap->read_abandoned,
+		 (int)(READAHEAD_DEADLINE_US / G_USEC_PER_SEC), snap->read_stuck);
 	add_line(lines, "configuration:\n%s", snap->conf_text);
 	return lines;
 }

@@ -77,6 +77,8 @@ typedef struct ReportSources {
 	guint selected_maps;
 	guint64 selected_kb;
 	const ReadaheadStats *readahead; /* the last batch */
+	guint64 read_abandoned;        /* batches abandoned past their deadline */
+	guint read_stuck;              /* of those, still blocked */
 	const WatchStats *watch;       /* NULL without a watcher */
 	const char *watch_text;        /* watch_describe(), or why there is none */
 	guint n_stages;
@@ -111,6 +113,8 @@ typedef struct ReportSnapshot {
 	guint exes, running, maps, chains, too_small;
 	gint64 max_exes, max_exe_maps, max_maps, max_chains; /* the caps (configuration) */
 	ModelEvictions evictions;     /* what they did */
+	guint64 read_abandoned;       /* readahead batches abandoned past their deadline */
+	guint read_stuck;             /* of those, still blocked */
 	guint cycles;
 	ProcMemstat mem;
 	gboolean pressure_wanted;     /* maxpressure is set */

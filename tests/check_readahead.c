@@ -1496,6 +1496,50 @@ START_TEST(test_start_background)
 }
 END_TEST
 
+/*
+ * A batch that does not end by the wait's deadline (held here, as a read
+ * on a dead mount would block it) is abandoned: its done is never
+ * called, the reader is free for the next batch at once, and the
+ * abandoned thread is counted until it ends.
+ */
+START_TEST(test_wait_until_abandons)
+{
+	DoneRecord rec = { 0 };
+	DoneRecord next = { 0 };
+	guint64 abandoned = 0;
+	guint stuck = 0;
+	gint64 started;
+
+	readahead_hold(ra, g_get_monotonic_time() + 3 * G_USEC_PER_SEC);
+	ck_assert(readahead_start(ra, make_files("stuck", 4, 4096), OPTS(SORT_NONE, 2), on_done, &rec));
+	started = g_get_monotonic_time();
+	ck_assert(!readahead_wait_until(ra, started + 200000, TRUE));
+	/* Returned at the deadline, not when the hold ended. */
+	ck_assert_int_lt(g_get_monotonic_time() - started, G_USEC_PER_SEC);
+	ck_assert_uint_eq(rec.calls, 0);
+	ck_assert(!readahead_busy(ra));
+	readahead_get_abandoned(ra, &abandoned, &stuck);
+	ck_assert_uint_eq(abandoned, 1);
+	ck_assert_uint_eq(stuck, 1);
+
+	/* The next batch starts; once the hold ends both threads do. */
+	ck_assert(readahead_start(ra, make_files("next", 1, 4096), OPTS(SORT_NONE, 2), on_done, &next));
+	readahead_hold(ra, 0);
+	ck_assert(readahead_wait_until(ra, g_get_monotonic_time() + 10 * G_USEC_PER_SEC, TRUE));
+	ck_assert_uint_eq(next.calls, 1);
+	ck_assert_uint_eq(next.stats.files, 1);
+	for (int i = 0; i < 200 && stuck > 0; i++) {
+		g_usleep(10000);
+		readahead_get_abandoned(ra, NULL, &stuck);
+	}
+	ck_assert_uint_eq(stuck, 0);
+	/* The abandoned batch ended by itself; its done is still never called. */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	ck_assert_uint_eq(rec.calls, 0);
+}
+END_TEST
+
 START_TEST(test_wait_delivers_done)
 {
 	DoneRecord rec = { 0 };
@@ -1683,6 +1727,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_start_sync);
 	tcase_add_test(tc, test_start_background);
 	tcase_add_test(tc, test_wait_delivers_done);
+	tcase_add_test(tc, test_wait_until_abandons);
 	tcase_add_test(tc, test_supersede_held_batch);
 	suite_add_tcase(s, tc);
 	return s;

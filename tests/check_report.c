@@ -144,6 +144,8 @@ START_TEST(test_dump_lines)
 		"       3      2   75.0%   25.0%  /usr/bin/alpha",
 		"model caps: 2048 exes, 2048 maps per exe, 65536 maps, 65536 chains; evicted 0 exes "
 		"and 0 chains, refused 0 exes and 0 map uses",
+		"readahead deadline: 0 batches abandoned after 10 s without progress, 0 of their "
+		"threads still blocked",
 	};
 	g_autoptr(ReportSnapshot) snap = report_snapshot_new(&fx.src, 0);
 	g_autoptr(GPtrArray) lines = report_dump_lines(snap);
