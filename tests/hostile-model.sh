@@ -10,6 +10,9 @@
 #            the learn stage must not read pagemap past the file's end
 #   mapflood one 128 MiB file mapped as 30,000 distinct 4 KiB windows: the
 #            program keeps at most maxexemaps maps
+#   hunglearn a program maps a file of a FUSE mount (tests/helpers/hangfs)
+#            that then stops answering, before the daemon learns it: with
+#            netfs off the file is not learned, so never stat'ed
 #
 # Through each, SIGUSR1 is sent every 0.2 s and must be answered within
 # 1 s; the daemon's CPU over the scenario must stay under its bound; then
@@ -31,6 +34,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (reads other users' pagemap, installs under /usr/local/bin)"
 	exit 77
 fi
+hangfs=${HANGFS:-$helpers/hangfs}
 if [ ! -x "$bigmap" ]; then
 	echo "hostile-model: $bigmap not built (make check builds it)" >&2
 	exit 99
@@ -42,11 +46,17 @@ chmod 755 "$cache"
 prog=/usr/local/bin/preload-hostile-$$
 daemon_pid=
 helper_pid=
+hang_pid=
 cleanup() {
+	[ -n "$hang_pid" ] && kill -USR2 "$hang_pid" 2>/dev/null
 	[ -n "$helper_pid" ] && kill -9 "$helper_pid" 2>/dev/null
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	if grep -q " $cache/hang " /proc/self/mountinfo 2>/dev/null; then
+		fusermount3 -u -z "$cache/hang" 2>/dev/null || umount -l "$cache/hang" 2>/dev/null
+	fi
+	[ -n "$hang_pid" ] && kill -TERM "$hang_pid" 2>/dev/null
 	rm -f "$prog"
-	rm -rf "$work" "$cache"
+	rm -rf --one-file-system "$work" "$cache"
 }
 trap cleanup EXIT INT TERM
 
@@ -98,6 +108,7 @@ model_maps() {
 		sed 's/.*exes ([0-9]* running), \([0-9]*\) maps.*/\1/'
 }
 
+# start_daemon [NETFS [DOPREDICT]]
 start_daemon() {
 	rm -f "$work/state" "$work/log"
 	cat > "$work/preload.conf" <<EOF
@@ -105,9 +116,10 @@ start_daemon() {
 cycle = 2
 minsize = 0
 [system]
-dopredict = false
+dopredict = ${2:-false}
 learnreads = false
 learnexec = false
+netfs = ${1:-false}
 EOF
 	"$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log" -V 5 &
 	daemon_pid=$!
@@ -185,7 +197,78 @@ run_scenario() {
 	echo $((maps - maps0))
 }
 
-scenarios=${*:-"bigmap mapflood"}
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+
+# mount_hang: $cache/hang serves $cache/src (lib.so, 2 MiB) through hangfs.
+mount_hang() {
+	mkdir -p "$cache/src" "$cache/hang"
+	head -c $((2 << 20)) /dev/urandom > "$cache/src/lib.so"
+	chmod 644 "$cache/src/lib.so"
+	"$hangfs" --release-after 30 --lifetime 200 "$cache/src" "$cache/hang" \
+		-o allow_other,auto_unmount 2> "$work/hangfs.log" &
+	hang_pid=$!
+	for ((i = 0; i < 50; i++)); do
+		grep -q " $cache/hang " /proc/self/mountinfo && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+unmount_hang() {
+	kill -USR2 "$hang_pid" 2>/dev/null
+	fusermount3 -u -z "$cache/hang" 2>/dev/null || umount -l "$cache/hang" 2>/dev/null
+	kill -TERM "$hang_pid" 2>/dev/null
+	wait "$hang_pid" 2>/dev/null
+	hang_pid=
+}
+
+# run_hung NAME NETFS: see hunglearn above.
+run_hung() {
+	local name=$1 netfs=$2 worst=0 lat fd0 fd1 term state_size i abandoned peak
+
+	if [ ! -x "$hangfs" ] || [ ! -c /dev/fuse ] || ! command -v fusermount3 > /dev/null; then
+		echo "$name: SKIP (needs hangfs, /dev/fuse and fusermount3)"
+		return
+	fi
+	mount_hang || { fail "$name: hangfs did not mount"; return; }
+	cp "$bigmap" "$prog"
+	chmod 755 "$prog"
+	start_daemon "$netfs" true
+	fd0=$(fds "$daemon_pid")
+	as_nobody "$prog" "$cache/hang/lib.so" 1 $((2 << 20)) 0 > "$work/helper.out" 2>&1 &
+	helper_pid=$!
+	for ((i = 0; i < 50; i++)); do
+		grep -q ready "$work/helper.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	# Hung before the next learn reads the program's maps.
+	kill -USR1 "$hang_pid"
+	for ((i = 0; i < 20; i++)); do
+		lat=$(usr1_latency)
+		[ "$lat" -gt "$worst" ] && worst=$lat
+		sleep 0.3
+	done
+	abandoned=$(grep "readahead deadline:" "$work/log" | tail -n 1 | sed 's/.*deadline: \([0-9]*\) batches.*/\1/')
+	fd1=$(fds "$daemon_pid")
+	peak=$(hwm_kb "$daemon_pid")
+	term=$(stop_daemon)
+	[ -n "$helper_pid" ] && kill -9 "$helper_pid" 2> /dev/null
+	helper_pid=
+	state_size=$(stat -c %s "$work/state" 2>/dev/null || echo 0)
+	unmount_hang
+	echo "$name: worst SIGUSR1 latency ${worst} ms, readahead batches abandoned ${abandoned:-?}," \
+	     "peak RSS (VmHWM) $peak KB, TERM to saved ${term} ms, state $state_size bytes," \
+	     "fds $fd0 -> $fd1"
+	[ "$worst" -le 1000 ] || fail "$name: SIGUSR1 answered after $worst ms"
+	[ "$term" -le 5000 ] || fail "$name: SIGTERM took $term ms to save and exit"
+	if [ "$name" = hunglearn ] && grep -q "$cache/hang/lib.so" "$work/state"; then
+		fail "$name: a file of a FUSE mount was learned with netfs off"
+	fi
+}
+
+scenarios=${*:-"bigmap mapflood hunglearn"}
 for s in $scenarios; do
 	case $s in
 	bigmap)
@@ -193,6 +276,9 @@ for s in $scenarios; do
 		chmod 644 "$cache/small"
 		run_scenario bigmap "$cache/small" 500 $((16 << 30)) 0 1000 > "$work/out"
 		cat "$work/out" | head -n -1
+		;;
+	hunglearn)
+		run_hung hunglearn false
 		;;
 	mapflood)
 		truncate -s $((128 << 20)) "$cache/big"
