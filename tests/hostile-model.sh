@@ -254,7 +254,10 @@ run_hung() {
 	fd1=$(fds "$daemon_pid")
 	peak=$(hwm_kb "$daemon_pid")
 	term=$(stop_daemon)
-	[ -n "$helper_pid" ] && kill -9 "$helper_pid" 2> /dev/null
+	if [ -n "$helper_pid" ]; then
+		kill -9 "$helper_pid" 2> /dev/null
+		wait "$helper_pid" 2> /dev/null
+	fi
 	helper_pid=
 	state_size=$(stat -c %s "$work/state" 2>/dev/null || echo 0)
 	unmount_hang
