@@ -1500,7 +1500,7 @@ END_TEST
  * A batch that does not end by the wait's deadline (held here, as a read
  * on a dead mount would block it) is abandoned: its done is never
  * called, the reader is free for the next batch at once, and the
- * abandoned thread is counted until it ends.
+ * abandoned thread, told to stop, ends by itself.
  */
 START_TEST(test_wait_until_abandons)
 {
@@ -1520,7 +1520,8 @@ START_TEST(test_wait_until_abandons)
 	ck_assert(!readahead_busy(ra));
 	readahead_get_abandoned(ra, &abandoned, &stuck);
 	ck_assert_uint_eq(abandoned, 1);
-	ck_assert_uint_eq(stuck, 1);
+	/* Told to stop as it was abandoned, it leaves the hold at once: 0 or 1 now. */
+	ck_assert_uint_le(stuck, 1);
 
 	/* The next batch starts; once the hold ends both threads do. */
 	ck_assert(readahead_start(ra, make_files("next", 1, 4096), OPTS(SORT_NONE, 2), on_done, &next));
