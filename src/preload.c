@@ -971,6 +971,65 @@ run_once(Daemon *d)
 				   TRUE);
 }
 
+/*
+ * The daemon proper: the main loop with its signal, watcher, timer and
+ * control sources, until a signal stops it; then the running batch gets
+ * READAHEAD_EXIT_WAIT_US to end before the state is saved, so a read
+ * stuck on a dead mount cannot delay the save.
+ */
+static void
+serve(Daemon *d)
+{
+	d->loop = g_main_loop_new(NULL, FALSE);
+	d->start_cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
+	g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
+	start_watch(d);
+	schedule_autosave(d);
+	schedule_tick(d, 0);
+	d->hit_log = report_hit_log_new();
+	d->notify = notify_new();
+	start_control(d);
+	notify_ready(d->notify);
+	g_main_loop_run(d->loop);
+	notify_stopping(d->notify);
+	g_clear_pointer(&d->control, control_free);
+	/* Exit promptly: reads in flight finish, no new one starts. */
+	d->exiting = TRUE;
+	readahead_supersede(d->readahead);
+	(void)readahead_wait_until(d->readahead, g_get_monotonic_time() + READAHEAD_EXIT_WAIT_US,
+				   TRUE);
+}
+
+/* Frees what main() and serve() set up; each part may be missing. */
+static void
+daemon_clear(Daemon *d)
+{
+	if (d->cycle_source)
+		g_source_remove(d->cycle_source);
+	if (d->autosave_source)
+		g_source_remove(d->autosave_source);
+	watch_free(d->watch);
+	readahead_free(d->readahead);
+	g_free(d->watch_off);
+	control_free(d->control);
+	notify_free(d->notify);
+	report_hit_log_free(d->hit_log);
+	if (d->loop)
+		g_main_loop_unref(d->loop);
+	launch_free(d->launch);
+	cycle_free(d->cycle);
+	power_free(d->power);
+	model_free(d->model);
+	conf_free(d->conf);
+	if (d->signal_fd >= 0)
+		close(d->signal_fd);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
+	cmdline_clear(&d->opts);
+	proc_set_root(NULL);
+	log_close();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1061,57 +1120,16 @@ main(int argc, char **argv)
 	g_message("preload %s started (cycle %" G_GINT64_FORMAT " s, state %s)", PACKAGE_VERSION,
 		  d->conf->cycle, *d->opts.statefile ? d->opts.statefile : "not kept");
 
-	if (d->opts.once) {
+	if (d->opts.once)
 		run_once(d);
-	} else {
-		d->loop = g_main_loop_new(NULL, FALSE);
-		d->start_cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
-		g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
-		start_watch(d);
-		schedule_autosave(d);
-		schedule_tick(d, 0);
-		d->hit_log = report_hit_log_new();
-		d->notify = notify_new();
-		start_control(d);
-		notify_ready(d->notify);
-		g_main_loop_run(d->loop);
-		notify_stopping(d->notify);
-		g_clear_pointer(&d->control, control_free);
-		/* Exit promptly: reads in flight finish, no new one starts. */
-		d->exiting = TRUE;
-		readahead_supersede(d->readahead);
-		(void)readahead_wait_until(d->readahead,
-					   g_get_monotonic_time() + READAHEAD_EXIT_WAIT_US, TRUE);
-	}
+	else
+		serve(d);
 	close_trace(d);
 	if (d->model->dirty || d->opts.once)
 		save_state(d);
 	g_message("preload stopped");
 
 out:
-	if (d->cycle_source)
-		g_source_remove(d->cycle_source);
-	if (d->autosave_source)
-		g_source_remove(d->autosave_source);
-	watch_free(d->watch);
-	readahead_free(d->readahead);
-	g_free(d->watch_off);
-	control_free(d->control);
-	notify_free(d->notify);
-	report_hit_log_free(d->hit_log);
-	if (d->loop)
-		g_main_loop_unref(d->loop);
-	launch_free(d->launch);
-	cycle_free(d->cycle);
-	power_free(d->power);
-	model_free(d->model);
-	conf_free(d->conf);
-	if (d->signal_fd >= 0)
-		close(d->signal_fd);
-	if (d->lock_fd >= 0)
-		close(d->lock_fd);
-	cmdline_clear(&d->opts);
-	proc_set_root(NULL);
-	log_close();
+	daemon_clear(d);
 	return status;
 }
