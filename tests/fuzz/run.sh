@@ -47,7 +47,7 @@ cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitiz
 	-DSYSCONFDIR=\"/etc\" -DLOCALSTATEDIR=\"/var\" -DPKGLOCALSTATEDIR=\"/var/lib/preload\"
 	-DLOGDIR=\"/var/log\" -DG_LOG_DOMAIN=\"preload\" -Wall -Wextra -Wno-unused-parameter"
 libs="$(pkg-config --libs $pkgs) -lm"
-modules="conf log proc model state scan learn trace"
+modules="conf log proc model state scan learn trace interval pagecache watch"
 
 echo "== building the harnesses in $build"
 objs=()
