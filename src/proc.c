@@ -919,3 +919,211 @@ proc_get_memory_pressure(ProcPressure *out, GError **error)
 		    "cannot read %s: %s", path, g_strerror(saved));
 	return FALSE;
 }
+
+/* ---- mount namespaces ---- */
+
+void
+proc_mount_clear(gpointer data)
+{
+	ProcMount *mount = data;
+
+	if (!mount)
+		return;
+	g_clear_pointer(&mount->root, g_free);
+	g_clear_pointer(&mount->mountpoint, g_free);
+	g_clear_pointer(&mount->fstype, g_free);
+}
+
+/*
+ * One space-separated field of a mountinfo line at *p, unescaped: the
+ * kernel writes ' ', '\t', '\n' and '\\' as a backslash and three octal
+ * digits (show_mountinfo() through mangle()). Any other backslash is
+ * kept as it is. NULL if the field is empty or an escape makes a NUL.
+ */
+static char *
+mountinfo_field(const char **p)
+{
+	const char *s = *p;
+	GString *out = g_string_new(NULL);
+
+	while (*s && *s != ' ' && *s != '\n') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			char c = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+
+			if (c == '\0')
+				break;
+			g_string_append_c(out, c);
+			s += 4;
+		} else {
+			g_string_append_c(out, *s++);
+		}
+	}
+	if (out->len == 0 || (*s && *s != ' ' && *s != '\n')) {
+		g_string_free(out, TRUE);
+		return NULL;
+	}
+	*p = s;
+	return g_string_free(out, FALSE);
+}
+
+static gboolean
+mountinfo_error(GError **error, const char *line, const char *what)
+{
+	g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+		    "bad mountinfo line (%s): %.80s", what, line);
+	return FALSE;
+}
+
+gboolean
+proc_parse_mountinfo_line(const char *line, ProcMount *out, GError **error)
+{
+	const char *p = line;
+	guint64 id, parent, major, minor;
+	g_auto(ProcMount) mount = { 0 };
+
+	g_return_val_if_fail(line != NULL, FALSE);
+	g_return_val_if_fail(out != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	if (!parse_dec(&p, &id) || !expect_char(&p, ' ') ||
+	    !parse_dec(&p, &parent) || !expect_char(&p, ' ') ||
+	    id > G_MAXUINT || parent > G_MAXUINT)
+		return mountinfo_error(error, line, "mount ids");
+	/* The device is decimal here, unlike in maps. */
+	if (!parse_dec(&p, &major) || !expect_char(&p, ':') ||
+	    !parse_dec(&p, &minor) || !expect_char(&p, ' ') ||
+	    major > G_MAXUINT || minor > G_MAXUINT)
+		return mountinfo_error(error, line, "device");
+	mount.id = (guint)id;
+	mount.parent = (guint)parent;
+	mount.dev_major = (guint)major;
+	mount.dev_minor = (guint)minor;
+
+	mount.root = mountinfo_field(&p);
+	if (!mount.root || mount.root[0] != '/' || !expect_char(&p, ' '))
+		return mountinfo_error(error, line, "root");
+	mount.mountpoint = mountinfo_field(&p);
+	if (!mount.mountpoint || mount.mountpoint[0] != '/' || !expect_char(&p, ' '))
+		return mountinfo_error(error, line, "mount point");
+
+	/* Options, then optional fields up to a lone "-". */
+	for (;;) {
+		const char *start = p;
+
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+		if (p == start)
+			return mountinfo_error(error, line, "no separator");
+		if (p - start == 1 && *start == '-')
+			break;
+		if (!expect_char(&p, ' '))
+			return mountinfo_error(error, line, "no separator");
+	}
+	if (!expect_char(&p, ' '))
+		return mountinfo_error(error, line, "file system type");
+	mount.fstype = mountinfo_field(&p);
+	if (!mount.fstype)
+		return mountinfo_error(error, line, "file system type");
+	/* The source and the super options follow; nothing here needs them. */
+
+	*out = mount;
+	memset(&mount, 0, sizeof(mount));
+	return TRUE;
+}
+
+gboolean
+proc_read_mountinfo(pid_t pid, GArray *mounts, GError **error)
+{
+	g_autofree char *path = NULL;
+	g_autofree char *line = NULL;
+	g_autoptr(GArray) found = NULL;
+	size_t cap = 0;
+	FILE *file;
+
+	g_return_val_if_fail(mounts != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	path = pid > 0 ? g_strdup_printf("%s/%d/mountinfo", proc_get_root(), (int)pid)
+		       : g_strdup_printf("%s/self/mountinfo", proc_get_root());
+	file = fopen(path, "re");
+	if (!file) {
+		int saved = errno;
+
+		g_set_error(error, PROC_ERROR, saved == ENOENT || saved == ESRCH
+			    ? PROC_ERROR_GONE : PROC_ERROR_IO,
+			    "cannot open %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+	found = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_array_set_clear_func(found, proc_mount_clear);
+	for (;;) {
+		ProcMount mount;
+		ssize_t n;
+
+		errno = 0;
+		n = getline(&line, &cap, file);
+		if (n < 0)
+			break;
+		if (found->len >= PROC_MOUNTS_MAX) {
+			fclose(file);
+			g_set_error(error, PROC_ERROR, PROC_ERROR_PARSE,
+				    "%s: more than %d mounts", path, PROC_MOUNTS_MAX);
+			return FALSE;
+		}
+		if (!proc_parse_mountinfo_line(line, &mount, error)) {
+			fclose(file);
+			return FALSE;
+		}
+		g_array_append_val(found, mount);
+	}
+	if (ferror(file)) {
+		int saved = errno;
+
+		fclose(file);
+		g_set_error(error, PROC_ERROR, saved == ESRCH ? PROC_ERROR_GONE : PROC_ERROR_IO,
+			    "cannot read %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+	fclose(file);
+	g_array_append_vals(mounts, found->data, found->len);
+	g_array_set_clear_func(found, NULL);  /* the strings moved to mounts */
+	return TRUE;
+}
+
+gboolean
+proc_get_mnt_ns(pid_t pid, guint64 *ns)
+{
+	g_autofree char *path = NULL;
+	g_autofree char *target = NULL;
+	const char *p;
+	guint64 value;
+
+	g_return_val_if_fail(ns != NULL, FALSE);
+
+	path = pid > 0 ? g_strdup_printf("%s/%d/ns/mnt", proc_get_root(), (int)pid)
+		       : g_strdup_printf("%s/self/ns/mnt", proc_get_root());
+	target = read_link(path);
+	if (!target)
+		return FALSE;
+	p = target;
+	if (!g_str_has_prefix(p, "mnt:[")) {
+		errno = EINVAL;
+		return FALSE;
+	}
+	p += strlen("mnt:[");
+	if (!parse_dec(&p, &value) || strcmp(p, "]") != 0) {
+		errno = EINVAL;
+		return FALSE;
+	}
+	*ns = value;
+	return TRUE;
+}
+
+char *
+proc_get_process_root(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("%s/%d/root", proc_get_root(), (int)pid);
+
+	return read_link(path);
+}

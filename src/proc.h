@@ -77,6 +77,58 @@ gboolean proc_read_maps(pid_t pid, GArray *maps, GError **error);
 gboolean proc_parse_maps_line(const char *line, ProcMap *out, GError **error);
 void proc_map_clear(gpointer map);   /* for g_array_set_clear_func */
 
+/*
+ * One line of /proc/PID/mountinfo (see proc(5)):
+ *   36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw
+ * The root (the directory of the file system that is mounted here) and
+ * the mount point are unescaped: the kernel writes a space, tab, newline
+ * and backslash in them as \040, \011, \012 and \134.
+ */
+typedef struct ProcMount {
+	guint id, parent;     /* mount id and its parent's */
+	guint dev_major, dev_minor; /* the file system's device (st_dev of its root) */
+	char *root;           /* absolute path within the file system, owned */
+	char *mountpoint;     /* relative to the root of the process read, owned */
+	char *fstype;         /* "ext4", "overlay", "fuse.squashfuse", ... owned */
+} ProcMount;
+
+/*
+ * At most this many mounts of one mountinfo are read. A namespace with
+ * more (a user may make thousands of mounts in one of its own) is not
+ * translated: its programs are not learned. Ten times what a busy host
+ * with many containers has (a few thousand), and about 2 MB of text.
+ */
+#define PROC_MOUNTS_MAX 20000
+
+/*
+ * Parses one mountinfo line (with or without its newline). Any number of
+ * optional fields ("shared:1 master:2 propagate_from:3 unbindable") may
+ * stand before the "-" separator. A line without the separator, a
+ * field that is not a number, or an escape that would make a NUL is
+ * PROC_ERROR_PARSE.
+ */
+gboolean proc_parse_mountinfo_line(const char *line, ProcMount *out, GError **error);
+void proc_mount_clear(gpointer mount);   /* for g_array_set_clear_func */
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ProcMount, proc_mount_clear)
+/*
+ * Appends the mounts of pid's mount namespace as pid sees them (0: this
+ * process) to `mounts` (GArray of ProcMount with proc_mount_clear), in
+ * file order, at most PROC_MOUNTS_MAX; more is PROC_ERROR_PARSE and
+ * appends nothing, as does a line that does not parse.
+ */
+gboolean proc_read_mountinfo(pid_t pid, GArray *mounts, GError **error);
+/*
+ * The inode of pid's mount namespace (0: this process), from the link
+ * /proc/PID/ns/mnt ("mnt:[4026531841]"). FALSE with errno set if it
+ * cannot be read.
+ */
+gboolean proc_get_mnt_ns(pid_t pid, guint64 *ns);
+/*
+ * The target of /proc/PID/root, the directory the process sees as "/",
+ * as this process names it; NULL with errno set on failure.
+ */
+char *proc_get_process_root(pid_t pid);
+
 /* A byte range of a file. */
 typedef struct ProcRange {
 	guint64 offset, length;

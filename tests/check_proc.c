@@ -983,6 +983,164 @@ START_TEST(test_real_pressure)
 }
 END_TEST
 
+/* ---- mountinfo ------------------------------------------------------------ */
+
+typedef struct {
+	const char *line;
+	gboolean ok;
+	guint id, parent, major, minor;
+	const char *root, *mountpoint, *fstype;
+} MountCase;
+
+static const MountCase mount_cases[] = {
+	/* proc(5)'s example: one optional field. */
+	{ "36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n",
+	  TRUE, 36, 35, 98, 0, "/mnt1", "/mnt/parent", "ext3" },
+	/* No optional field, no newline. */
+	{ "22 1 254:0 / / rw,relatime - ext4 /dev/vda rw",
+	  TRUE, 22, 1, 254, 0, "/", "/", "ext4" },
+	/* Several optional fields. */
+	{ "40 22 0:35 / /sys/fs/cgroup rw shared:9 master:3 propagate_from:2 unbindable - cgroup2 cgroup2 rw\n",
+	  TRUE, 40, 22, 0, 35, "/", "/sys/fs/cgroup", "cgroup2" },
+	/* A bind mount of a directory (root is not "/"), escaped space, tab, newline and backslash. */
+	{ "501 30 254:0 /var/lib/flatpak/app/org.x/cur\\040rent /app\\011x\\012y\\134z rw - ext4 /dev/vda rw\n",
+	  TRUE, 501, 30, 254, 0, "/var/lib/flatpak/app/org.x/cur rent", "/app\tx\ny\\z", "ext4" },
+	/* A backslash not followed by three octal digits stays. */
+	{ "7 1 0:5 /a\\9b /m\\04 rw - tmpfs none rw\n",
+	  TRUE, 7, 1, 0, 5, "/a\\9b", "/m\\04", "tmpfs" },
+	/* A FUSE file system type with a subtype; a source with spaces escaped. */
+	{ "88 22 0:60 / /tmp/.mount_App rw,nosuid - fuse.squashfuse squashfuse\\040x rw,user_id=1000\n",
+	  TRUE, 88, 22, 0, 60, "/", "/tmp/.mount_App", "fuse.squashfuse" },
+	/* A loop device with a large minor, an overlay. */
+	{ "1234 1233 7:1048575 / /snap/core22/1380 ro - squashfs /dev/loop3 ro\n",
+	  TRUE, 1234, 1233, 7, 1048575, "/", "/snap/core22/1380", "squashfs" },
+	{ "900 1 0:98 / /var/lib/docker/overlay2/abc/merged rw - overlay overlay rw,lowerdir=/l\n",
+	  TRUE, 900, 1, 0, 98, "/", "/var/lib/docker/overlay2/abc/merged", "overlay" },
+
+	/* Rejected. */
+	{ "36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 ext3 /dev/root rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 /mnt1 /mnt/parent rw -\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 /mnt1 /mnt/parent rw - \n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98 /mnt1 /mnt/parent rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 fe:00 /mnt1 /mnt/parent rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "x 35 98:0 /mnt1 /mnt/parent rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 mnt1 /mnt/parent rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 /mnt1 parent rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 /mnt1\\000x /p rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 /mnt1  /p rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "99999999999 35 98:0 / /p rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:4294967296 / /p rw - ext3 x rw\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "36 35 98:0 / /p\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+	{ "\n", FALSE, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+
+START_TEST(test_parse_mountinfo_line)
+{
+	const MountCase *c = &mount_cases[_i];
+	g_autoptr(GError) error = NULL;
+	ProcMount m = { 0 };
+	gboolean ok = proc_parse_mountinfo_line(c->line, &m, &error);
+
+	ck_assert_msg(ok == c->ok, "case %d (%s): %s", _i, c->line, error ? error->message : "parsed");
+	if (!ok) {
+		ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_PARSE));
+		ck_assert_ptr_null(m.root);
+		return;
+	}
+	ck_assert_uint_eq(m.id, c->id);
+	ck_assert_uint_eq(m.parent, c->parent);
+	ck_assert_uint_eq(m.dev_major, c->major);
+	ck_assert_uint_eq(m.dev_minor, c->minor);
+	ck_assert_str_eq(m.root, c->root);
+	ck_assert_str_eq(m.mountpoint, c->mountpoint);
+	ck_assert_str_eq(m.fstype, c->fstype);
+	proc_mount_clear(&m);
+	ck_assert_ptr_null(m.root);
+}
+END_TEST
+
+/* A file of n mounts at ROOT/PID/mountinfo. */
+static void
+write_mounts(int pid, guint n)
+{
+	g_autofree char *rel = g_strdup_printf("%d/mountinfo", pid);
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	for (guint i = 0; i < n; i++)
+		g_string_append_printf(text, "%u 1 0:%u / /m/%u rw shared:%u - tmpfs t rw\n",
+				       i + 2, i + 50, i, i + 1);
+	write_rel(rel, text->str);
+}
+
+/* PROC_MOUNTS_MAX mounts are read, one more is refused whole. */
+START_TEST(test_fake_mountinfo_bound)
+{
+	g_autoptr(GArray) mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_autoptr(GError) error = NULL;
+	const ProcMount *last;
+
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	write_mounts(10, PROC_MOUNTS_MAX);
+	ck_assert_msg(proc_read_mountinfo(10, mounts, &error), "%s", error ? error->message : "");
+	ck_assert_uint_eq(mounts->len, PROC_MOUNTS_MAX);
+	last = &g_array_index(mounts, ProcMount, PROC_MOUNTS_MAX - 1);
+	ck_assert_uint_eq(last->dev_minor, PROC_MOUNTS_MAX - 1 + 50);
+	ck_assert_str_eq(last->mountpoint, "/m/19999");
+
+	g_array_set_size(mounts, 0);
+	write_mounts(11, PROC_MOUNTS_MAX + 1);
+	ck_assert(!proc_read_mountinfo(11, mounts, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_PARSE));
+	ck_assert_uint_eq(mounts->len, 0);
+
+	/* A process that is gone. */
+	g_clear_error(&error);
+	ck_assert(!proc_read_mountinfo(12, mounts, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_GONE));
+}
+END_TEST
+
+START_TEST(test_fake_mnt_ns)
+{
+	guint64 ns = 0;
+
+	make_link("20/ns/mnt", "mnt:[4026531841]");
+	ck_assert(proc_get_mnt_ns(20, &ns));
+	ck_assert_uint_eq(ns, G_GUINT64_CONSTANT(4026531841));
+	make_link("21/ns/mnt", "net:[4026531840]");
+	ck_assert(!proc_get_mnt_ns(21, &ns));
+	make_link("23/ns/mnt", "mnt:[12]x");
+	ck_assert(!proc_get_mnt_ns(23, &ns));
+	ck_assert(!proc_get_mnt_ns(22, &ns));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_uint_eq(ns, G_GUINT64_CONSTANT(4026531841));
+}
+END_TEST
+
+/* This process's namespace and mount table, from the real /proc. */
+START_TEST(test_real_mountinfo)
+{
+	g_autoptr(GArray) mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_autoptr(GError) error = NULL;
+	g_autofree char *self_root = NULL;
+	guint64 self = 0, by_pid = 0;
+	gboolean root_seen = FALSE;
+
+	proc_set_root(NULL);
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	ck_assert_msg(proc_read_mountinfo(0, mounts, &error), "%s", error ? error->message : "");
+	for (guint i = 0; i < mounts->len; i++)
+		root_seen |= strcmp(g_array_index(mounts, ProcMount, i).mountpoint, "/") == 0;
+	ck_assert(root_seen);
+	ck_assert(proc_get_mnt_ns(0, &self));
+	ck_assert(proc_get_mnt_ns(getpid(), &by_pid));
+	ck_assert_uint_eq(self, by_pid);
+	self_root = proc_get_process_root(getpid());
+	ck_assert_str_eq(self_root, "/");
+}
+END_TEST
+
 static Suite *
 proc_suite(void)
 {
@@ -1000,6 +1158,7 @@ proc_suite(void)
 	tcase_add_test(tc, test_meminfo_bad);
 	tcase_add_loop_test(tc, test_parse_pressure, 0, G_N_ELEMENTS(pressure_cases));
 	tcase_add_test(tc, test_root_setting);
+	tcase_add_loop_test(tc, test_parse_mountinfo_line, 0, G_N_ELEMENTS(mount_cases));
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
@@ -1015,6 +1174,8 @@ proc_suite(void)
 	tcase_add_test(fake, test_fake_memstat_missing);
 	tcase_add_test(fake, test_fake_pressure);
 	tcase_add_test(fake, test_fake_pressure_present);
+	tcase_add_test(fake, test_fake_mountinfo_bound);
+	tcase_add_test(fake, test_fake_mnt_ns);
 	suite_add_tcase(s, fake);
 
 	tcase_set_timeout(real, 60);
@@ -1024,6 +1185,7 @@ proc_suite(void)
 	tcase_add_test(real, test_real_touched);
 	tcase_add_test(real, test_real_memstat);
 	tcase_add_test(real, test_real_pressure);
+	tcase_add_test(real, test_real_mountinfo);
 	suite_add_tcase(s, real);
 	return s;
 }
