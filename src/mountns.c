@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * MountNs: translation of paths from other mount namespaces.
+ *
+ * A mount shows one directory (its root) of one file system (its device)
+ * at one place (its mount point). A file at path P in a namespace lies
+ * under the mount M with the longest mount point that contains P; within
+ * M's file system it is at M.root + (P - M.mountpoint). Any mount here
+ * of the same device whose root contains that file-system path shows the
+ * file, at H.mountpoint + (that path - H.root), unless another mount
+ * covers the place. Everything is done on strings: no path a process
+ * chose is looked up here (the reader checks, after opening, that it
+ * opened the file the kernel reported: see readahead.c).
+ */
+#include "config.h"
+
+#include "mountns.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+/* One mount table, for the processes of one namespace with one root. */
+typedef struct Table {
+	GArray *mounts;       /* ProcMount, mount points from the namespace's root; NULL: unreadable */
+} Table;
+
+struct MountNs {
+	gboolean enabled;     /* preload's own namespace could be read at the last begin */
+	guint64 self_ns;      /* preload's mount namespace inode */
+	GArray *host;         /* ProcMount: preload's mounts, NULL until needed this scan */
+	GHashTable *tables;   /* "ns:root" (owned) -> Table * (owned) */
+	GHashTable *pids;     /* pid -> Table * (borrowed) or SAME_NS, this scan */
+	GHashTable *counted;  /* pids counted as in another namespace this scan */
+	MountNsStats stats;
+};
+
+/* Marks a pid of preload's own namespace in MountNs.pids. */
+static Table same_ns_marker;
+#define SAME_NS (&same_ns_marker)
+
+static void
+table_free(gpointer data)
+{
+	Table *t = data;
+
+	if (t->mounts)
+		g_array_unref(t->mounts);
+	g_free(t);
+}
+
+MountNs *
+mountns_new(void)
+{
+	MountNs *ns = g_new0(MountNs, 1);
+
+	ns->tables = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, table_free);
+	ns->pids = g_hash_table_new(NULL, NULL);
+	ns->counted = g_hash_table_new(NULL, NULL);
+	return ns;
+}
+
+void
+mountns_free(MountNs *ns)
+{
+	if (!ns)
+		return;
+	g_clear_pointer(&ns->host, g_array_unref);
+	g_hash_table_unref(ns->tables);
+	g_hash_table_unref(ns->pids);
+	g_hash_table_unref(ns->counted);
+	g_free(ns);
+}
+
+void
+mountns_begin(MountNs *ns)
+{
+	g_return_if_fail(ns != NULL);
+
+	/* On a fake /proc (tests, replays) there is no namespace to compare with. */
+	ns->enabled = proc_get_mnt_ns(0, &ns->self_ns);
+	g_clear_pointer(&ns->host, g_array_unref);
+	g_hash_table_remove_all(ns->tables);
+	g_hash_table_remove_all(ns->pids);
+	g_hash_table_remove_all(ns->counted);
+	ns->stats.processes = 0;
+	ns->stats.namespaces = 0;
+}
+
+const MountNsStats *
+mountns_get_stats(const MountNs *ns)
+{
+	g_return_val_if_fail(ns != NULL, NULL);
+	return &ns->stats;
+}
+
+const char *
+mountns_drop_name(MountNsDrop why)
+{
+	switch (why) {
+	case MOUNTNS_DROP_NOT_ON_HOST:
+		return "not-on-host";
+	case MOUNTNS_DROP_NO_MOUNT:
+		return "outside-mounts";
+	case MOUNTNS_DROP_DEVICE:
+		return "device-mismatch";
+	case MOUNTNS_DROP_UNREADABLE:
+		return "unreadable-namespace";
+	case MOUNTNS_N_DROPS:
+	default:
+		break;
+	}
+	return "unknown";
+}
+
+/* ---- the pure part ---- */
+
+/*
+ * The part of path below dir, "" if path is dir, or NULL if dir does not
+ * contain path (component-wise: "/usr" contains "/usr/bin", not "/usrx").
+ */
+static const char *
+below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/' ? path : NULL;
+	if (strncmp(path, dir, n) != 0)
+		return NULL;
+	if (path[n] == '\0' || path[n] == '/')
+		return path + n;
+	return NULL;
+}
+
+/* dir + rest, where rest is "" or starts with '/' ("/" adds nothing). */
+static char *
+join(const char *dir, const char *rest)
+{
+	if (rest[0] == '\0' || strcmp(rest, "/") == 0)
+		return g_strdup(dir);
+	if (strcmp(dir, "/") == 0)
+		return g_strdup(rest);
+	return g_strconcat(dir, rest, NULL);
+}
+
+/* The index of the mount holding path: the longest mount point, the later on a tie; -1 none. */
+static gint
+holder(const GArray *mounts, const char *path)
+{
+	gint best = -1;
+	size_t best_len = 0;
+
+	for (guint i = 0; i < mounts->len; i++) {
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
+		size_t len = strlen(m->mountpoint);
+
+		if (!below(path, m->mountpoint))
+			continue;
+		if (best < 0 || len >= best_len) {
+			best = (gint)i;
+			best_len = len;
+		}
+	}
+	return best;
+}
+
+char *
+mountns_translate_path(const GArray *ns_mounts, const GArray *host_mounts,
+		       const char *path, guint64 dev, MountNsDrop *why)
+{
+	const ProcMount *m;
+	g_autofree char *fs_path = NULL;
+	guint major_, minor_;
+	gint i;
+
+	g_return_val_if_fail(ns_mounts != NULL && host_mounts != NULL, NULL);
+	g_return_val_if_fail(path != NULL && why != NULL, NULL);
+
+	i = path[0] == '/' ? holder(ns_mounts, path) : -1;
+	if (i < 0) {
+		*why = MOUNTNS_DROP_NO_MOUNT;
+		return NULL;
+	}
+	m = &g_array_index(ns_mounts, ProcMount, i);
+	if (dev != 0 && (major(dev) != m->dev_major || minor(dev) != m->dev_minor)) {
+		*why = MOUNTNS_DROP_DEVICE;
+		return NULL;
+	}
+	major_ = m->dev_major;
+	minor_ = m->dev_minor;
+	fs_path = join(m->root, below(path, m->mountpoint));
+
+	for (guint h = 0; h < host_mounts->len; h++) {
+		const ProcMount *hm = &g_array_index(host_mounts, ProcMount, h);
+		g_autofree char *candidate = NULL;
+		const char *rest;
+
+		if (hm->dev_major != major_ || hm->dev_minor != minor_)
+			continue;
+		rest = below(fs_path, hm->root);
+		if (!rest)
+			continue;
+		candidate = join(hm->mountpoint, rest);
+		/* Another mount over the place would show another file there. */
+		if (holder(host_mounts, candidate) != (gint)h)
+			continue;
+		return g_steal_pointer(&candidate);
+	}
+	*why = MOUNTNS_DROP_NOT_ON_HOST;
+	return NULL;
+}
+
+void
+mountns_prefix_root(GArray *mounts, const char *root)
+{
+	g_return_if_fail(mounts != NULL && root != NULL);
+
+	if (strcmp(root, "/") == 0)
+		return;
+	for (guint i = 0; i < mounts->len; i++) {
+		ProcMount *m = &g_array_index(mounts, ProcMount, i);
+		char *full = join(root, m->mountpoint);
+
+		g_free(m->mountpoint);
+		m->mountpoint = full;
+	}
+}
+
+/* ---- the tables ---- */
+
+static GArray *
+new_mounts(void)
+{
+	GArray *mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	return mounts;
+}
+
+/* The table for pid this scan: SAME_NS, a table (maybe unreadable), or NULL if pid is gone. */
+static Table *
+table_for(MountNs *ns, pid_t pid)
+{
+	g_autofree char *root = NULL;
+	g_autofree char *key = NULL;
+	g_autoptr(GError) error = NULL;
+	guint64 pid_ns;
+	Table *t;
+
+	t = g_hash_table_lookup(ns->pids, GINT_TO_POINTER(pid));
+	if (t)
+		return t;
+	if (!proc_get_mnt_ns(pid, &pid_ns)) {
+		if (errno == ENOENT || errno == ESRCH)
+			return NULL;
+		pid_ns = 0;   /* not ours to read: unreadable, never "the same" */
+	}
+	if (pid_ns == ns->self_ns) {
+		g_hash_table_insert(ns->pids, GINT_TO_POINTER(pid), SAME_NS);
+		return SAME_NS;
+	}
+	root = pid_ns != 0 ? proc_get_process_root(pid) : NULL;
+	key = g_strdup_printf("%" G_GUINT64_FORMAT ":%s", pid_ns, root ? root : "");
+	t = g_hash_table_lookup(ns->tables, key);
+	if (!t) {
+		if (g_hash_table_size(ns->tables) >= MOUNTNS_CACHE_MAX) {
+			/* Past the bound, nothing more is read this scan. */
+			t = g_hash_table_lookup(ns->tables, "");
+			if (!t) {
+				t = g_new0(Table, 1);
+				g_hash_table_insert(ns->tables, g_strdup(""), t);
+			}
+		} else {
+			t = g_new0(Table, 1);
+			if (root && pid_ns != 0) {
+				t->mounts = new_mounts();
+				if (proc_read_mountinfo(pid, t->mounts, &error)) {
+					mountns_prefix_root(t->mounts, root);
+				} else {
+					g_debug("pid %d: mount table not read: %s", (int)pid, error->message);
+					g_clear_pointer(&t->mounts, g_array_unref);
+				}
+			}
+			g_hash_table_insert(ns->tables, g_steal_pointer(&key), t);
+			ns->stats.namespaces++;
+		}
+	}
+	g_hash_table_insert(ns->pids, GINT_TO_POINTER(pid), t);
+	return t;
+}
+
+MountNsResult
+mountns_translate(MountNs *ns, pid_t pid, const char *path, guint64 dev,
+		  gboolean count_process, char **host_path, MountNsDrop *why)
+{
+	Table *t;
+	char *result;
+
+	g_return_val_if_fail(ns != NULL, MOUNTNS_DROPPED);
+	g_return_val_if_fail(path != NULL && host_path != NULL && why != NULL, MOUNTNS_DROPPED);
+
+	*host_path = NULL;
+	if (!ns->enabled)
+		return MOUNTNS_SAME;
+	t = table_for(ns, pid);
+	if (t == SAME_NS)
+		return MOUNTNS_SAME;
+	if (count_process && t && g_hash_table_add(ns->counted, GINT_TO_POINTER(pid)))
+		ns->stats.processes++;
+	if (!t || !t->mounts) {
+		*why = MOUNTNS_DROP_UNREADABLE;
+		ns->stats.dropped[*why]++;
+		return MOUNTNS_DROPPED;
+	}
+	if (!ns->host) {
+		g_autoptr(GError) error = NULL;
+
+		ns->host = new_mounts();
+		if (!proc_read_mountinfo(0, ns->host, &error)) {
+			g_warning("cannot read this process's mount table: %s", error->message);
+			g_array_set_size(ns->host, 0);
+		}
+	}
+	result = mountns_translate_path(t->mounts, ns->host, path, dev, why);
+	if (!result) {
+		ns->stats.dropped[*why]++;
+		return MOUNTNS_DROPPED;
+	}
+	ns->stats.translated++;
+	*host_path = result;
+	return MOUNTNS_TRANSLATED;
+}

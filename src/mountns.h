@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * MountNs: the paths of a process in another mount namespace, as paths
+ * preload can open.
+ *
+ * The kernel names a process's executable and maps as that process's
+ * mount namespace sees them (a path that is not reachable from preload's
+ * root is printed from the root of the other namespace). The same string
+ * in preload's namespace may be another file or none. A path is
+ * translated through the process's /proc/PID/mountinfo (which mount
+ * holds it, and which directory of which file system that mount shows)
+ * and preload's own (where that directory of that file system is
+ * visible here). Where no mount of preload's namespace shows the file (a
+ * tmpfs or an overlay private to the namespace), the path is dropped:
+ * preload never learns what it cannot reach, and never reads another
+ * file of the same name. The rules are in doc/namespaces.md.
+ *
+ * The translation itself (mountns_translate_path()) is pure. The MountNs
+ * object caches one mount table per (namespace, process root) for one
+ * scan, at most MOUNTNS_CACHE_MAX of them, and counts what it did.
+ *
+ * Ownership: the MountNs owns its tables; results are new strings owned
+ * by the caller.
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "proc.h"
+
+typedef struct MountNs MountNs;
+
+/* Why a path was not translated. */
+typedef enum {
+	MOUNTNS_DROP_NOT_ON_HOST, /* no mount here shows that file (a private tmpfs or overlay) */
+	MOUNTNS_DROP_NO_MOUNT,    /* no mount of the namespace holds the path (it lies outside) */
+	MOUNTNS_DROP_DEVICE,      /* the kernel's device for the file is not its mount's */
+	MOUNTNS_DROP_UNREADABLE,  /* the namespace or its mount table could not be read, or is too big */
+	MOUNTNS_N_DROPS
+} MountNsDrop;
+
+/* What was done, since the MountNs was made (processes: at the last scan). */
+typedef struct MountNsStats {
+	guint processes;      /* processes in another mount namespace at the last scan */
+	guint namespaces;     /* mount tables read for the last scan (namespace, root) */
+	guint64 translated;   /* paths (executables and maps) translated to another path here */
+	guint64 dropped[MOUNTNS_N_DROPS]; /* paths not learned, by reason */
+} MountNsStats;
+
+/* Mount tables kept for one scan; beyond, the processes of further namespaces are dropped. */
+#define MOUNTNS_CACHE_MAX 256
+
+/* The result of a translation. */
+typedef enum {
+	MOUNTNS_SAME,         /* the process shares preload's namespace: the path is right as it is */
+	MOUNTNS_TRANSLATED,   /* *host_path is where the file is here */
+	MOUNTNS_DROPPED,      /* no path here reaches the file */
+} MountNsResult;
+
+MountNs *mountns_new(void);
+void mountns_free(MountNs *ns);
+
+/*
+ * A new scan: the namespaces and mount tables are read again when next
+ * needed (mounts come and go), and the process count starts from 0.
+ */
+void mountns_begin(MountNs *ns);
+
+/*
+ * The path of pid's file `path` here. dev is the device the kernel
+ * reports for the file (makedev(major, minor) of its maps line), or 0 to
+ * take the device of the mount that holds path (an executable named by
+ * /proc/PID/exe). On MOUNTNS_TRANSLATED, *host_path is set (owned by
+ * the caller); on MOUNTNS_DROPPED, *why says why. Counts the process once
+ * per scan when count_process is TRUE.
+ */
+MountNsResult mountns_translate(MountNs *ns, pid_t pid, const char *path, guint64 dev,
+				gboolean count_process, char **host_path, MountNsDrop *why);
+
+const MountNsStats *mountns_get_stats(const MountNs *ns);
+/* A short name for a drop reason, for the dump ("not-on-host", ...). */
+const char *mountns_drop_name(MountNsDrop why);
+
+/*
+ * The translation: path is in the namespace whose mounts are ns_mounts
+ * (ProcMount, mount points as the paths to translate name them, in
+ * mountinfo order: of two mounts on one point the later one is on top);
+ * host_mounts are preload's. The mount of ns_mounts that holds path
+ * (longest mount point, the later one on a tie) gives the file system's
+ * device and the file's path within it; the result is the first mount of
+ * host_mounts of that device whose root contains that path, and that no
+ * later or deeper mount covers at the result. NULL with *why set when
+ * there is none. dev 0 takes the holding mount's device; another device
+ * than the mount's is MOUNTNS_DROP_DEVICE.
+ */
+char *mountns_translate_path(const GArray *ns_mounts, const GArray *host_mounts,
+			     const char *path, guint64 dev, MountNsDrop *why);
+
+/*
+ * Prefixes each mount point of mounts with root (the process root,
+ * /proc/PID/root, as preload names it): mountinfo names mount points from
+ * the process's root, its maps from its namespace's root. "/" changes
+ * nothing.
+ */
+void mountns_prefix_root(GArray *mounts, const char *root);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MountNs, mountns_free)
