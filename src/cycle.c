@@ -22,6 +22,7 @@ struct Cycle {
 	CycleSources sources;     /* copied; the reader is borrowed */
 	Scan *scan;
 	Learn *learn;
+	MountNs *mountns;         /* shared by the scan and learn */
 	CyclePrediction last;
 	guint count;              /* updates run */
 	LogLimit scan_log;        /* "scan failed" repeats every cycle while /proc is broken */
@@ -43,6 +44,13 @@ cycle_new(Model *model, const Conf *conf, const CycleSources *sources)
 	cycle->sources = *sources;
 	cycle->scan = scan_new();
 	cycle->learn = learn_new();
+	/*
+	 * Used by scan_proc() and learn_proc_maps() only: a replay, which
+	 * scans a trace and takes maps from it, never asks it.
+	 */
+	cycle->mountns = mountns_new();
+	scan_set_mountns(cycle->scan, cycle->mountns);
+	learn_set_mountns(cycle->learn, cycle->mountns);
 	cycle->scan_log = (LogLimit)LOG_LIMIT_INIT("scan", G_LOG_LEVEL_WARNING, 5, 3600);
 	return cycle;
 }
@@ -54,6 +62,7 @@ cycle_free(Cycle *cycle)
 		return;
 	scan_free(cycle->scan);
 	learn_free(cycle->learn);
+	mountns_free(cycle->mountns);
 	g_free(cycle);
 }
 
@@ -78,6 +87,13 @@ cycle_get_learn(Cycle *cycle)
 {
 	g_return_val_if_fail(cycle != NULL, NULL);
 	return cycle->learn;
+}
+
+const MountNs *
+cycle_get_mountns(const Cycle *cycle)
+{
+	g_return_val_if_fail(cycle != NULL, NULL);
+	return cycle->mountns;
 }
 
 const CyclePrediction *

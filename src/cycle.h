@@ -24,7 +24,7 @@
  *
  * Ownership: the Cycle borrows the model, the configuration and the
  * sources (all must outlive it, or be replaced with cycle_set_conf()); it
- * owns its Scan and Learn.
+ * owns its Scan and Learn, and the MountNs both share.
  */
 #pragma once
 
@@ -119,6 +119,8 @@ void cycle_predict(Cycle *cycle);
 Scan *cycle_get_scan(Cycle *cycle);
 Learn *cycle_get_learn(Cycle *cycle);
 const CyclePrediction *cycle_get_prediction(const Cycle *cycle);
+/* The translation of other mount namespaces' paths, for its counts. */
+const MountNs *cycle_get_mountns(const Cycle *cycle);
 /* Updates run so far. */
 guint cycle_get_count(const Cycle *cycle);
 

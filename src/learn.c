@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "interval.h"
+#include "mountns.h"
 #include "proc.h"
 #include "watch.h"
 
@@ -56,6 +57,7 @@ struct Learn {
 	guint sweep;              /* next index of model->map_list to check */
 	gint64 maintained;        /* model time of the last maintenance, -1 none */
 	gboolean count_starts;    /* learn_update() counts starts in the hit figures */
+	MountNs *mountns;         /* translates other namespaces' paths (borrowed), or NULL */
 	LearnStats stats;
 };
 
@@ -178,6 +180,42 @@ cut_to_touched(Learn *learn, GHashTable *stat_cache, pid_t pid, GArray *maps)
 }
 
 /*
+ * The maps of a process in another mount namespace name its files as it
+ * sees them: each is replaced by the path that reaches the same file here
+ * (same device as the maps line), or loses its path (it is then skipped
+ * like an anonymous map) when no path here does. Checked against the
+ * kernel's device, so a mount table read just before a remount cannot
+ * send a map to another file system.
+ */
+static void
+translate_maps(MountNs *ns, pid_t pid, GArray *maps, guint first)
+{
+	for (guint i = first; i < maps->len; i++) {
+		ProcMap *m = &g_array_index(maps, ProcMap, i);
+		char *host = NULL;
+		MountNsDrop why;
+
+		if (!m->path || m->deleted)
+			continue;
+		switch (mountns_translate(ns, pid, m->path, makedev(m->dev_major, m->dev_minor),
+					 FALSE, &host, &why)) {
+		case MOUNTNS_SAME:
+			return;  /* the whole process shares preload's namespace */
+		case MOUNTNS_TRANSLATED:
+			g_free(m->path);
+			m->path = host;
+			break;
+		case MOUNTNS_DROPPED:
+		default:
+			g_debug("pid %d: %s is not reachable here (%s), not learned",
+				(int)pid, m->path, mountns_drop_name(why));
+			g_clear_pointer(&m->path, g_free);
+			break;
+		}
+	}
+}
+
+/*
  * Half a cycle passes between seeing a pid and reading its maps. In that
  * time the process may have exited (a zombie's maps are empty) or its pid
  * may have been reused by another program; either way the maps would not
@@ -189,10 +227,12 @@ learn_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 	      gpointer user_data, GError **error)
 {
 	guint first = maps->len;
+	const Learn *owner = user_data;
 
-	(void)user_data;
 	if (!proc_read_maps(pid, maps, error))
 		return FALSE;
+	if (owner && owner->mountns)
+		translate_maps(owner->mountns, pid, maps, first);
 	for (guint i = first; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 
@@ -321,6 +361,13 @@ learn_set_pagemap_budget(Learn *learn, guint64 pages)
 }
 
 void
+learn_set_mountns(Learn *learn, MountNs *ns)
+{
+	g_return_if_fail(learn != NULL);
+	learn->mountns = ns;
+}
+
+void
 learn_set_file_check(Learn *learn, LearnFileCheckFunc func, gpointer user_data)
 {
 	g_return_if_fail(learn != NULL);
@@ -373,6 +420,23 @@ file_state(Learn *learn, GHashTable *cache, const char *path)
 	return state;
 }
 
+/*
+ * Whether the identity of a maps line decides (the kernel's device and
+ * inode of the mapped file, nothing looked up by path), or, for lines
+ * without one (traces, hand-made maps), a file check set by
+ * learn_set_file_check(). The default check never decides for a line:
+ * a file-backed map always has an inode, and a path a process chose is
+ * not looked up here (a hung mount would stall the cycle).
+ */
+static gboolean
+map_has_identity(Learn *learn, GHashTable *stat_cache, const ProcMap *m)
+{
+	if (m->inode != 0)
+		return TRUE;
+	return learn->file_check != lstat_is_regular &&
+	       file_state(learn, stat_cache, m->path)->usable;
+}
+
 static gboolean
 map_is_wanted(Learn *learn, const Conf *conf, GHashTable *stat_cache, const ProcMap *m)
 {
@@ -381,20 +445,37 @@ map_is_wanted(Learn *learn, const Conf *conf, GHashTable *stat_cache, const Proc
 	       !g_str_has_prefix(m->path, MEMFD_PREFIX) &&
 	       m->end > m->start &&
 	       conf_prefix_accepts(conf->mapprefix, m->path) &&
-	       file_state(learn, stat_cache, m->path)->usable;
+	       map_has_identity(learn, stat_cache, m);
+}
+
+/* The identity of the file of a maps line; all zero if the line has none. */
+static void
+line_identity(Learn *learn, GHashTable *stat_cache, const ProcMap *m, MapFileId *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (m->inode != 0) {
+		id->dev = (guint64)makedev(m->dev_major, m->dev_minor);
+		id->ino = m->inode;
+	} else if (learn->file_check != lstat_is_regular) {
+		*id = file_state(learn, stat_cache, m->path)->id;
+	}
 }
 
 /*
  * The registered map for a range seen in use now (a new one if there is
- * none), with the file's current identity: a stale map seen mapped again
- * is valid again, for the file that is there now.
+ * none), with the identity the kernel reports for its file: a stale map
+ * seen mapped again is valid again, for the file mapped now. The size and
+ * time of the file are kept if it is the same file, else left unknown
+ * (the sweep fills them in).
  */
 static Map *
 learn_map(Model *model, GHashTable *stat_cache, Learn *learn, const ProcMap *m, gint64 now)
 {
-	const FileState *state = file_state(learn, stat_cache, m->path);
+	MapFileId id;
 	guint64 length = m->end - m->start;
 	Map *map = model_lookup_map(model, m->path, m->offset, length);
+
+	line_identity(learn, stat_cache, m, &id);
 
 	if (!map) {
 		map = map_new(m->path, m->offset, length, now);
@@ -403,8 +484,8 @@ learn_map(Model *model, GHashTable *stat_cache, Learn *learn, const ProcMap *m, 
 		/* Mapped now, so the range is valid for the file there now. */
 		map->learn.stale = FALSE;
 	}
-	if (map_file_id_is_known(&state->id))
-		map->file = state->id;
+	if (map_file_id_is_known(&id) && (map->file.dev != id.dev || map->file.ino != id.ino))
+		map->file = id;
 	map->learn.checked = now;
 	return map;
 }
@@ -615,8 +696,16 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 		map->learn.stale = TRUE;
 		return TRUE;
 	}
-	if (!map_file_id_is_known(&map->file))
-		map->file = state->id;
+	/*
+	 * The same file: its size and time complete the identity, so that a
+	 * file rewritten in place is told apart too. An unknown identity stays
+	 * unknown until the file is seen mapped (or read): the path alone does
+	 * not say which file the map was learned from.
+	 */
+	if (map_file_id_is_known(&map->file) && map->file.size == 0 && map->file.mtime == 0) {
+		map->file.size = state->id.size;
+		map->file.mtime = state->id.mtime;
+	}
 	return FALSE;
 }
 

@@ -24,6 +24,7 @@
 
 #include "conf.h"
 #include "model.h"
+#include "mountns.h"
 #include "scan.h"
 
 typedef struct Learn Learn;
@@ -104,15 +105,26 @@ void learn_free(Learn *learn);
 gboolean learn_proc_maps(pid_t pid, const char *exe_path, GArray *maps,
 		       gpointer user_data, GError **error);
 
+/*
+ * Paths of processes in other mount namespaces are translated through ns
+ * (borrowed; NULL: none are, as on a fake /proc) by learn_proc_maps().
+ */
+void learn_set_mountns(Learn *learn, MountNs *ns);
+
 /* Replaces the maps source (NULL restores learn_proc_maps, with the Learn as its data). */
 void learn_set_maps_source(Learn *learn, LearnMapsFunc func, gpointer user_data);
 
 /*
- * Whether a file may be learned (or is still there), and what it is now.
- * The default (NULL) requires a regular file at the path now (lstat) and
- * fills *id from it; the replay tool, whose traces name files of another
- * machine, accepts every path with an unknown (all zero) identity, which
- * never makes a map stale.
+ * Whether a file is still there, and what it is now (the sweep of map
+ * files, read sets). The default (NULL) requires a regular file at the
+ * path now (lstat) and fills *id from it; the replay tool, whose traces
+ * name files of another machine, accepts every path with an unknown (all
+ * zero) identity, which never makes a map stale.
+ *
+ * A map seen in a maps line is learned by the identity the line gives
+ * (device and inode), without asking this check: its path was chosen by
+ * a process and is not looked up. Only a line without an inode (traces,
+ * hand-made maps) asks a check set here; the default refuses it.
  */
 /*
  * Sets the pagemap pages one update may look up (LEARN_PAGEMAP_BUDGET

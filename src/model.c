@@ -128,8 +128,12 @@ map_file_id_matches(const MapFileId *known, const MapFileId *now)
 
 	if (!map_file_id_is_known(known) || !map_file_id_is_known(now))
 		return TRUE;
-	return known->dev == now->dev && known->ino == now->ino &&
-	       known->size == now->size && known->mtime == now->mtime;
+	if (known->dev != now->dev || known->ino != now->ino)
+		return FALSE;
+	/* An identity from a maps line has no size or time yet. */
+	if ((known->size == 0 && known->mtime == 0) || (now->size == 0 && now->mtime == 0))
+		return TRUE;
+	return known->size == now->size && known->mtime == now->mtime;
 }
 
 /* Registers a new map: the hash for lookups, the list for sweeps. */

@@ -34,11 +34,15 @@ enum {
 };
 
 /*
- * Which file a map was learned from: device, inode, size and modification
- * time when it was last checked. A file at the same path with another
- * identity has been replaced (an upgrade) and its ranges mean something
- * else. All zero: not known yet (maps imported from older state files, or
- * replayed from another machine's trace).
+ * Which file a map was learned from: the device and inode the kernel
+ * reported in the maps line (st_dev and st_ino of the file), and its size
+ * and modification time once the sweep has checked it (0 and 0 until
+ * then). A file at the same path with another identity has been replaced
+ * (an upgrade), or the path named another file in another mount
+ * namespace: its ranges mean something else, and the reader does not
+ * read it. All zero: not known yet (maps imported from older state
+ * files until seen mapped again, or replayed from another machine's
+ * trace).
  */
 typedef struct MapFileId {
 	guint64 dev;          /* st_dev */
@@ -323,7 +327,10 @@ Map *map_new(const char *path, guint64 offset, guint64 length, gint64 update_tim
 void map_free(Map *map);
 guint map_hash(gconstpointer map);
 gboolean map_equal(gconstpointer a, gconstpointer b);
-/* Whether two identities name the same file; an unknown one matches any. */
+/*
+ * Whether two identities name the same file: same device and inode, and
+ * same size and time when both have them. An unknown one matches any.
+ */
 gboolean map_file_id_matches(const MapFileId *known, const MapFileId *now);
 gboolean map_file_id_is_known(const MapFileId *id);
 

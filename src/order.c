@@ -41,6 +41,13 @@ order_requests_new(void)
 void
 order_requests_add(GArray *requests, const char *path, guint64 offset, guint64 length)
 {
+	order_requests_add_file(requests, path, offset, length, 0, 0);
+}
+
+void
+order_requests_add_file(GArray *requests, const char *path, guint64 offset, guint64 length,
+			guint64 dev, guint64 ino)
+{
 	OrderRequest req = { 0 };
 
 	g_return_if_fail(requests != NULL);
@@ -48,8 +55,17 @@ order_requests_add(GArray *requests, const char *path, guint64 offset, guint64 l
 	req.path = g_strdup(path);
 	req.offset = offset;
 	req.length = length;
+	req.want_dev = dev;
+	req.want_ino = ino;
 	req.rank = ORDER_UNKNOWN;
 	g_array_append_val(requests, req);
+}
+
+gboolean
+order_same_file(const OrderRequest *a, const OrderRequest *b)
+{
+	return strcmp(a->path, b->path) == 0 && a->want_dev == b->want_dev &&
+	       a->want_ino == b->want_ino;
 }
 
 static Interval
@@ -105,13 +121,23 @@ cmp_u64(guint64 a, guint64 b)
 	return (a > b) - (a < b);
 }
 
-/* The tie-break of every strategy: path, offset, then the longer range first. */
+/*
+ * The tie-break of every strategy: path, identity (two files learned at
+ * one path, before and after an upgrade, stay apart), offset, then the
+ * longer range first.
+ */
 static int
 cmp_path(const void *pa, const void *pb)
 {
 	const OrderRequest *a = pa, *b = pb;
 	int c = strcmp(a->path, b->path);
 
+	if (c != 0)
+		return c;
+	c = cmp_u64(a->want_dev, b->want_dev);
+	if (c != 0)
+		return c;
+	c = cmp_u64(a->want_ino, b->want_ino);
 	if (c != 0)
 		return c;
 	c = cmp_u64(a->offset, b->offset);
@@ -170,7 +196,7 @@ order_sort(GArray *requests, SortStrategy strategy, OrderExamineFunc examine,
 	g_return_if_fail(examine != NULL);
 	for (start = 0; start < requests->len; start = i) {
 		for (i = start + 1; i < requests->len; i++)
-			if (strcmp(reqs[i].path, reqs[start].path) != 0)
+			if (!order_same_file(&reqs[i], &reqs[start]))
 				break;
 		examine(&reqs[start], i - start, strategy, user_data);
 	}
@@ -201,7 +227,7 @@ order_merge_near(GArray *requests, guint64 gap)
 		 * larger end: 0.6.4 took next's end and so shrank [0,100)
 		 * followed by [10,20) to [0,20).
 		 */
-		if (strcmp(cur->path, next->path) == 0 &&
+		if (order_same_file(cur, next) &&
 		    interval_near(request_interval(cur), request_interval(next), gap)) {
 			Interval both = interval_hull(request_interval(cur), request_interval(next));
 

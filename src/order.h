@@ -37,6 +37,13 @@ typedef struct OrderRequest {
 	char *path;           /* owned by the array */
 	guint64 offset;
 	guint64 length;
+	/*
+	 * The file to read: st_dev and st_ino that the opened file must have
+	 * (the identity the model learned), or 0 and 0 to read whatever file
+	 * the path names. Ranges of one path and two identities are two files.
+	 */
+	guint64 want_dev;
+	guint64 want_ino;
 	/* sort keys, filled while sorting by SORT_INODE or SORT_BLOCK */
 	OrderRank rank;
 	dev_t dev;
@@ -48,6 +55,11 @@ typedef struct OrderRequest {
 GArray *order_requests_new(void);
 /* Appends a copy of path with the range [offset, offset + length). */
 void order_requests_add(GArray *requests, const char *path, guint64 offset, guint64 length);
+/* The same, for a file of a known identity (dev, ino): see OrderRequest.want_dev. */
+void order_requests_add_file(GArray *requests, const char *path, guint64 offset, guint64 length,
+			     guint64 dev, guint64 ino);
+/* Whether two requests are of one file: one path and one identity to check. */
+gboolean order_same_file(const OrderRequest *a, const OrderRequest *b);
 
 /*
  * Fills the sort keys of the n requests reqs[0 .. n), which all name the

@@ -351,7 +351,8 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	for (guint i = 0; i < maps->len; i++) {
 		const Map *map = maps->pdata[i];
 
-		order_requests_add(requests, map->path, map->offset, map->length);
+		order_requests_add_file(requests, map->path, map->offset, map->length,
+					map->file.dev, map->file.ino);
 	}
 	options.strategy = (SortStrategy)conf->sortstrategy;
 	options.maxprocs = (int)conf->maxprocs;
@@ -707,6 +708,7 @@ report_sources(Daemon *d, ReportSources *src)
 		.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us,
 		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
 		.hit_log = d->hit_log,
+		.mountns = mountns_get_stats(cycle_get_mountns(d->cycle)),
 	};
 	readahead_get_abandoned(d->readahead, &src->read_abandoned, &src->read_stuck);
 }

@@ -226,6 +226,7 @@ batch_add_stats(Batch *batch, const ReadaheadStats *local)
 	g_mutex_lock(&batch->lock);
 	batch->stats.failed += local->failed;
 	batch->stats.skipped += local->skipped;
+	batch->stats.other_file += local->other_file;
 	batch->stats.bytes += local->bytes;
 	batch->stats.syscalls += local->syscalls;
 	batch->stats.resident_bytes += local->resident_bytes;
@@ -594,13 +595,30 @@ read_range(Batch *batch, int fd, guint64 offset, guint64 length, guint64 chunk,
  * counted in local as skipped (or failed, for an error).
  */
 static gboolean
-open_checked(Batch *batch, const char *path, guint count, int *ret_fd, struct stat *ret_st,
-	     ReadaheadStats *local)
+open_checked(Batch *batch, const OrderRequest *req, guint count, int *ret_fd,
+	     struct stat *ret_st, ReadaheadStats *local)
 {
+	const char *path = req->path;
 	int err;
 
 	switch (pagecache_open(path, ret_fd, ret_st, &err)) {
 	case PAGECACHE_OPEN_OK:
+		/*
+		 * The file the model learned, or another one under its name: a
+		 * newer version (the next run maps it and is learned again), or
+		 * what the path names here for a path learned in another mount
+		 * namespace. Another file is never read.
+		 */
+		if (req->want_ino != 0 &&
+		    ((guint64)ret_st->st_dev != req->want_dev || (guint64)ret_st->st_ino != req->want_ino)) {
+			g_debug("readahead: %s is not the file learned (device %" G_GUINT64_FORMAT
+				", inode %" G_GUINT64_FORMAT "), skipping", path, req->want_dev,
+				req->want_ino);
+			(void)close(*ret_fd);
+			*ret_fd = -1;
+			local->other_file += count;
+			return FALSE;
+		}
 		return TRUE;
 	case PAGECACHE_OPEN_MISSING:
 		g_debug("readahead: %s: %s, skipping", path, g_strerror(err));
@@ -716,7 +734,7 @@ read_group(Worker *worker, const Group *group)
 		local.threads_not_idle = thread_is_idle_class() ? 0 : 1;
 	}
 
-	if (!open_checked(batch, path, group->count, &fd, &st, &local)) {
+	if (!open_checked(batch, reqs, group->count, &fd, &st, &local)) {
 		batch_alive(batch);
 		batch_add_stats(batch, &local);
 		return;
@@ -772,7 +790,7 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 	struct stat st;
 	int fd;
 
-	if (!open_checked(batch, path, n, &fd, &st, &local)) {
+	if (!open_checked(batch, reqs, n, &fd, &st, &local)) {
 		batch_alive(batch);
 		batch_add_stats(batch, &local);
 		return TRUE;
@@ -819,7 +837,7 @@ group_requests(const OrderRequest *reqs, guint n)
 		Group group = { start, 0 };
 
 		for (i = start + 1; i < n; i++)
-			if (strcmp(reqs[i].path, reqs[start].path) != 0)
+			if (!order_same_file(&reqs[i], &reqs[start]))
 				break;
 		group.count = i - start;
 		g_array_append_val(groups, group);

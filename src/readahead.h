@@ -61,6 +61,7 @@ typedef struct ReadaheadStats {
 	guint files;          /* distinct files opened */
 	guint failed;         /* ranges that could not be read */
 	guint skipped;        /* not regular files, vanished files */
+	guint other_file;     /* not read: the path names another file than the one learned */
 	guint64 bytes;        /* bytes requested */
 	guint64 syscalls;     /* readahead(2) or fadvise calls issued */
 	/* with check_residency: */

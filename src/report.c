@@ -236,6 +236,8 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 	snap->batches = src->batches;
 	snap->read_bytes = src->read_bytes;
 	snap->read_calls = src->read_calls;
+	if (src->mountns)
+		snap->mountns = *src->mountns;
 	snap->watching = src->watch != NULL;
 	if (src->watch)
 		snap->watch = *src->watch;
@@ -300,6 +302,32 @@ dump_cpu(GPtrArray *lines, const ReportSnapshot *snap)
 		 G_GUINT64_FORMAT " calls", snap->cpu_us / 1000.0, snap->cycles, stages->str,
 		 MAX(snap->cpu_us - staged, 0) / 1000.0, snap->batches, snap->read_bytes / 1024,
 		 snap->read_calls);
+}
+
+/*
+ * Programs in other mount namespaces (containers, Flatpak, Snap): how
+ * many ran, how many of their paths were translated to paths here and
+ * how many were not learned, by reason; and the ranges the reader left
+ * because the path named another file than the one learned.
+ */
+static void
+dump_namespaces(GPtrArray *lines, const ReportSnapshot *snap)
+{
+	const MountNsStats *ns = &snap->mountns;
+	g_autoptr(GString) dropped = g_string_new(NULL);
+	guint64 total = 0;
+
+	for (guint i = 0; i < MOUNTNS_N_DROPS; i++) {
+		g_string_append_printf(dropped, "%s%s %" G_GUINT64_FORMAT, i ? ", " : "",
+				       mountns_drop_name((MountNsDrop)i), ns->dropped[i]);
+		total += ns->dropped[i];
+	}
+	add_line(lines, "mount namespaces: %u processes in other namespaces (%u mount tables) at "
+		 "the last scan; %" G_GUINT64_FORMAT " paths translated, %" G_GUINT64_FORMAT
+		 " dropped since start (%s)",
+		 ns->processes, ns->namespaces, ns->translated, total, dropped->str);
+	add_line(lines, "identity: last readahead skipped %u ranges whose path names another file "
+		 "than the one learned", snap->readahead.other_file);
 }
 
 /* The hit figures: totals, then the executables started most often. */
@@ -372,6 +400,7 @@ report_dump_lines(const ReportSnapshot *snap)
 		 snap->predicted);
 	for (guint i = 0; i < snap->n_top && i < REPORT_DUMP_TOP_EXES; i++)
 		add_line(lines, "  %.4f  %s", snap->top[i].probability, snap->top[i].path);
+	dump_namespaces(lines, snap);
 	dump_cpu(lines, snap);
 	dump_hits(lines, snap);
 	add_line(lines, "model caps: %" G_GINT64_FORMAT " exes, %" G_GINT64_FORMAT " maps per exe, %"

@@ -27,6 +27,7 @@
 
 #include "conf.h"
 #include "model.h"
+#include "mountns.h"
 #include "proc.h"
 #include "prophet.h"
 #include "readahead.h"
@@ -87,6 +88,7 @@ typedef struct ReportSources {
 	gint64 cpu_us;                 /* process CPU since start */
 	guint64 batches, read_bytes, read_calls; /* readahead since start */
 	const ReportHitLog *hit_log;   /* NULL: no hour figures */
+	const MountNsStats *mountns;   /* programs of other mount namespaces; NULL: none */
 } ReportSources;
 
 /* A program the prophet expects. */
@@ -146,6 +148,7 @@ typedef struct ReportSnapshot {
 	ExeHits hits_hour;            /* hits over the last hour (or since start) */
 	gint64 hour_us;               /* the span hits_hour covers */
 	guint64 peak_rss_kb;          /* the daemon's peak resident memory */
+	MountNsStats mountns;         /* other mount namespaces (all zero without) */
 	const char *conf_text;        /* conf_dump() */
 
 	/* owned by a snapshot made by report_snapshot_new() */

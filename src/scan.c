@@ -37,6 +37,7 @@ struct Scan {
 
 	/* filled between scans by exec events, consumed by the next scan */
 	GHashTable *execs;        /* path (owned) -> scans left to wait for admission */
+	MountNs *mountns;         /* translates other namespaces' exes (borrowed), or NULL */
 	ScanStats stats;
 };
 
@@ -257,6 +258,34 @@ collect_process(pid_t pid, const char *exe, gpointer user_data)
 	g_array_append_val(processes, p);
 }
 
+/*
+ * The executable of a process in another mount namespace, as a path here
+ * (*host set), or FALSE when no path here reaches it: such a program is
+ * not seen at all, so it is never admitted (a program made in a private
+ * tmpfs, or in a container whose files the host does not show). The
+ * program is then known by that path here, so a container's
+ * /usr/bin/python3 is not the host's.
+ */
+static gboolean
+host_exe(MountNs *ns, const SeenProcess *p, char **host)
+{
+	g_autofree char *path = proc_sanitize_exe(p->exe);
+	MountNsDrop why;
+
+	if (!path)
+		return TRUE;  /* scan_saw_process() skips it */
+	switch (mountns_translate(ns, p->pid, path, 0, TRUE, host, &why)) {
+	case MOUNTNS_SAME:
+	case MOUNTNS_TRANSLATED:
+		return TRUE;
+	case MOUNTNS_DROPPED:
+	default:
+		g_debug("pid %d runs %s, which is not reachable here (%s): not learned",
+			(int)p->pid, path, mountns_drop_name(why));
+		return FALSE;
+	}
+}
+
 gboolean
 scan_proc(Scan *scan, Model *model, const Conf *conf, gint64 now, GError **error)
 {
@@ -278,13 +307,25 @@ scan_proc(Scan *scan, Model *model, const Conf *conf, gint64 now, GError **error
 		return FALSE;
 
 	scan_begin(scan, model, now);
+	if (scan->mountns)
+		mountns_begin(scan->mountns);
 	for (guint i = 0; i < processes->len; i++) {
 		SeenProcess *p = &g_array_index(processes, SeenProcess, i);
+		g_autofree char *host = NULL;
 
-		scan_saw_process(scan, model, conf, p->pid, p->exe);
+		if (scan->mountns && !host_exe(scan->mountns, p, &host))
+			continue;
+		scan_saw_process(scan, model, conf, p->pid, host ? host : p->exe);
 	}
 	scan_end(scan, model, now);
 	return TRUE;
+}
+
+void
+scan_set_mountns(Scan *scan, MountNs *ns)
+{
+	g_return_if_fail(scan != NULL);
+	scan->mountns = ns;
 }
 
 void

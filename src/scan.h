@@ -24,6 +24,7 @@
 
 #include "conf.h"
 #include "model.h"
+#include "mountns.h"
 
 typedef struct Scan Scan;
 
@@ -62,6 +63,14 @@ void scan_end(Scan *scan, Model *model, gint64 now);
  * model is then untouched.
  */
 gboolean scan_proc(Scan *scan, Model *model, const Conf *conf, gint64 now, GError **error);
+
+/*
+ * With ns (borrowed; NULL: none, as on a fake /proc), scan_proc() names
+ * the executable of a process in another mount namespace by the path
+ * that reaches it here (mountns.h), and skips the process when none
+ * does. It starts a new round of ns (mountns_begin()) at each scan.
+ */
+void scan_set_mountns(Scan *scan, MountNs *ns);
 
 /* The pending results; valid until scan_consume() or scan_begin(). */
 const ScanResult *scan_get_result(const Scan *scan);

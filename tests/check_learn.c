@@ -19,6 +19,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static char *root;        /* the temporary directory */
@@ -105,8 +106,71 @@ maps_line(guint64 start, guint64 end, guint64 offset, const char *rel)
 	g_autofree char *path = rel[0] == '/' ? g_strdup(rel) : at(rel);
 
 	return g_strdup_printf("%08" G_GINT64_MODIFIER "x-%08" G_GINT64_MODIFIER "x r-xp %08"
-			       G_GINT64_MODIFIER "x 08:02 4242      %s\n",
+			       G_GINT64_MODIFIER "x 00:00 0      %s\n",
 			       start, end, offset, path);
+}
+
+/*
+ * maps with each file line given the identity the kernel would report:
+ * the device and inode of the regular file at its path when the process
+ * is made. A line for a file that is not there (or is not a regular
+ * file) keeps none, which the default file check refuses, as it refused
+ * the file; deleted and anonymous lines and lines that do not parse stay
+ * as they are.
+ */
+static char *
+with_identities(const char *maps)
+{
+	g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; lines[i]; i++) {
+		ProcMap m = { 0 };
+		struct stat st;
+
+		if (lines[i][0] == '\0' && !lines[i + 1])
+			break;
+		if (!proc_parse_maps_line(lines[i], &m, NULL) || !m.path || m.deleted) {
+			g_string_append_printf(out, "%s\n", lines[i]);
+		} else {
+			guint major_ = 0, minor_ = 0;
+			guint64 inode = 0;
+
+			if (lstat(m.path, &st) == 0 && S_ISREG(st.st_mode)) {
+				major_ = major(st.st_dev);
+				minor_ = minor(st.st_dev);
+				inode = (guint64)st.st_ino;
+			}
+			g_string_append_printf(out, "%08" G_GINT64_MODIFIER "x-%08" G_GINT64_MODIFIER
+					       "x r-xp %08" G_GINT64_MODIFIER "x %02x:%02x %"
+					       G_GUINT64_FORMAT "      %s\n", m.start, m.end, m.offset,
+					       major_, minor_, inode, m.path);
+		}
+		proc_map_clear(&m);
+	}
+	return g_string_free(out, FALSE);
+}
+
+/* A hand-made map given the identity of the file at its path now, as with_identities(). */
+static void
+give_identity(ProcMap *m)
+{
+	struct stat st;
+
+	if (m->path && lstat(m->path, &st) == 0 && S_ISREG(st.st_mode)) {
+		m->dev_major = major(st.st_dev);
+		m->dev_minor = minor(st.st_dev);
+		m->inode = (guint64)st.st_ino;
+	}
+}
+
+/* Rewrites the maps of a process of the fake /proc, with identities. */
+static void
+write_maps(const char *maps_path, const char *maps)
+{
+	g_autofree char *identified = with_identities(maps);
+
+	tu_write_file(maps_path, identified);
 }
 
 static void
@@ -130,9 +194,11 @@ add_process_raw(int pid, const char *exe, const char *maps)
 	g_autofree char *link = g_build_filename(dir, "exe", NULL);
 	g_autofree char *maps_path = g_build_filename(dir, "maps", NULL);
 
+	g_autofree char *identified = with_identities(maps);
+
 	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
 	ck_assert_msg(symlink(exe, link) == 0, "symlink: %s", g_strerror(errno));
-	tu_write_file(maps_path, maps);
+	tu_write_file(maps_path, identified);
 }
 
 static void
@@ -140,9 +206,11 @@ add_process(int pid, const char *exe, const char *maps)
 {
 	g_autofree char *full = NULL;
 
-	if (exe[0] == '/' && !strstr(maps, exe))
-		full = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
-				       maps, exe);
+	if (exe[0] == '/' && !strstr(maps, exe)) {
+		g_autofree char *own = maps_line(0x7f0000000000, 0x7f0000001000, 0, exe);
+
+		full = g_strconcat(maps, own, NULL);
+	}
 	add_process_raw(pid, exe, full ? full : maps);
 }
 
@@ -626,7 +694,7 @@ START_TEST(test_pid_reused_or_zombie)
 	/* pid 300 now runs another program that maps the same library. */
 	other_maps = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
 				     maps, other);
-	tu_write_file(maps_path, other_maps);
+	write_maps(maps_path, other_maps);
 	learn_update(learn, scan, model, conf, 10);
 	ck_assert_uint_eq(stats->gone, 1);
 	ck_assert_uint_eq(stats->admitted, 0);
@@ -636,7 +704,7 @@ START_TEST(test_pid_reused_or_zombie)
 
 	/* A zombie: empty maps. */
 	proc_scan(20);
-	tu_write_file(maps_path, "");
+	write_maps(maps_path, "");
 	learn_update(learn, scan, model, conf, 30);
 	ck_assert_uint_eq(stats->gone, 1);
 	ck_assert_uint_eq(stats->too_small, 0);
@@ -648,7 +716,7 @@ START_TEST(test_pid_reused_or_zombie)
 		g_autofree char *full = g_strdup_printf("%s7f0000000000-7f0000001000 r--p 00000000 08:02 1 %s\n",
 							maps, exe_c);
 
-		tu_write_file(maps_path, full);
+		write_maps(maps_path, full);
 	}
 	learn_update(learn, scan, model, conf, 50);
 	ck_assert_uint_eq(stats->admitted, 1);
@@ -669,6 +737,64 @@ accept_all(const char *path, MapFileId *id, gpointer user_data)
  * A replaced file check decides alone: maps of files that do not exist
  * here are learned, and each distinct path is asked once per update.
  */
+static gboolean counting_check(const char *path, MapFileId *id, gpointer user_data);
+
+/*
+ * A map is learned by the identity of its maps line, never by looking
+ * its path up: a process in a private mount namespace maps, at a path
+ * that names another file here, a file of device fe:00 and inode 999999.
+ * The map carries that identity, so the file here is not it (the check
+ * before a read finds it stale), and no file check was asked at
+ * admission.
+ */
+START_TEST(test_identity_from_maps_line)
+{
+	g_autofree char *exe_c = at("bin/c");
+	g_autofree char *lib = at("files/lib1.so");
+	g_autofree char *maps_path = g_strdup_printf("%s/300/maps", proc_dir);
+	g_autofree char *text = NULL;
+	g_autoptr(GPtrArray) selected = g_ptr_array_new();
+	guint asked = 0;
+	Map *map;
+	Exe *c;
+
+	make_file("files/lib1.so", 40000);
+	make_file("bin/c", 8192);
+	add_process(300, exe_c, "");
+	text = g_strdup_printf("00001000-00009000 r-xp 00000000 fe:00 999999   %s\n"
+			       "7f0000000000-7f0000002000 r--p 00000000 fe:00 1000   %s\n", lib, exe_c);
+	tu_write_file(maps_path, text);
+	learn_set_file_check(learn, counting_check, &asked);
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
+	c = lookup("bin/c");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->size, 0x8000 + 0x2000);
+	map = model_lookup_map(model, lib, 0, 0x8000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_uint_eq(map->file.dev, (guint64)makedev(0xfe, 0));
+	ck_assert_uint_eq(map->file.ino, 999999);
+	ck_assert_uint_eq(map->file.size, 0);
+	/*
+	 * Admission asked nothing; the sweep of this update asked one map's
+	 * file, ceil(2 * 20 / 3600) = 1, the first registered (lib1.so), and
+	 * found another file there.
+	 */
+	ck_assert_uint_eq(asked, 1);
+	ck_assert(map->learn.stale);
+
+	/* Before a read: the exe's own map, not checked yet, is another file too. */
+	map = model_lookup_map(model, exe_c, 0, 0x2000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert(!map->learn.stale);
+	map->learn.checked = -1;
+	g_ptr_array_add(selected, map);
+	ck_assert_uint_eq(learn_check_files(learn, selected, 20), 1);
+	ck_assert(map->learn.stale);
+	ck_assert_uint_eq(asked, 2);
+}
+END_TEST
+
 START_TEST(test_file_check_hook)
 {
 	g_autofree char *exe_c = at("bin/c");
@@ -724,6 +850,7 @@ scripted_source(pid_t pid, const char *exe_path, GArray *maps,
 	m.start = 0x100000;
 	m.end = 0x110000;
 	m.path = at(rel);
+	give_identity(&m);
 	g_array_append_val(maps, m);
 	return TRUE;
 }
@@ -1085,6 +1212,7 @@ list_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data, G
 		m.start = address;
 		m.end = address + 0x10000;
 		m.path = at(g_ptr_array_index(files, i));
+		give_identity(&m);
 		g_array_append_val(maps, m);
 		address += 0x20000;
 	}
@@ -1378,7 +1506,11 @@ START_TEST(test_replaced_files)
 	scripted_scan(60, only_a);
 	learn_update(learn, scan, model, conf, 70);
 	ck_assert(!m1->learn.stale);
-	ck_assert_uint_eq(m1->file.size, 0x18000);
+	/* The identity of the maps line: the new inode, its size for the sweep to fill in. */
+	ck_assert_int_eq(stat(one, &st), 0);
+	ck_assert_uint_eq(m1->file.ino, (guint64)st.st_ino);
+	ck_assert_uint_eq(m1->file.dev, (guint64)st.st_dev);
+	ck_assert_uint_eq(m1->file.size, 0);
 	ck_assert(m2->learn.stale);
 
 	/*
@@ -1482,6 +1614,7 @@ self_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data, G
 	m.start = 0x200000;
 	m.end = 0x201000;
 	m.path = g_strdup(exe_path);
+	give_identity(&m);
 	g_array_append_val(maps, m);
 	return TRUE;
 }
@@ -1677,6 +1810,7 @@ learn_suite(void)
 	tcase_add_test(tc, test_admission_touched_budget);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
+	tcase_add_test(tc, test_identity_from_maps_line);
 	tcase_add_test(tc, test_file_check_hook);
 	tcase_add_test(tc, test_bad_exe_expiry);
 	tcase_add_test(tc, test_gone_then_admitted);

@@ -436,6 +436,56 @@ START_TEST(test_run_fills_cache_in_chunks)
 }
 END_TEST
 
+/*
+ * A request for a file of a known identity reads only that file: another
+ * file at the path (replaced, or what the path names here for a path
+ * learned in another mount namespace) is left alone and counted, with
+ * each strategy and with the residency check; ranges of one path and two
+ * identities stay apart.
+ */
+START_TEST(test_run_checks_identity)
+{
+	static const SortStrategy strategies[] = { SORT_PATH, SORT_INODE, SORT_BLOCK };
+	g_autofree char *f = in_dir("ident");
+	struct stat st;
+
+	write_sized(f, 65536);
+	ck_assert_int_eq(stat(f, &st), 0);
+	for (guint s = 0; s < G_N_ELEMENTS(strategies); s++) {
+		for (int check = 0; check < 2; check++) {
+			ReadaheadOptions options = { .strategy = strategies[s], .check_residency = check };
+			g_autoptr(GArray) other = order_requests_new();
+			g_autoptr(GArray) same = order_requests_new();
+			g_autoptr(GArray) both = order_requests_new();
+			ReadaheadStats stats;
+
+			/* Cached or not does not matter: bytes and resident bytes add up to what was read. */
+			order_requests_add_file(other, f, 0, 65536, (guint64)st.st_dev,
+						(guint64)st.st_ino + 1);
+			stats = readahead_run(ra, other, &options);
+			ck_assert_uint_eq(stats.other_file, 1);
+			ck_assert_uint_eq(stats.bytes, 0);
+			ck_assert_uint_eq(stats.resident_bytes, 0);
+			ck_assert_uint_eq(stats.failed, 0);
+
+			order_requests_add_file(same, f, 0, 65536, (guint64)st.st_dev, (guint64)st.st_ino);
+			stats = readahead_run(ra, same, &options);
+			ck_assert_uint_eq(stats.other_file, 0);
+			ck_assert_uint_eq(stats.bytes + stats.resident_bytes, 65536);
+
+			/* Adjacent ranges, two identities: two requests, one read. */
+			order_requests_add_file(both, f, 0, 4096, (guint64)st.st_dev, (guint64)st.st_ino);
+			order_requests_add_file(both, f, 4096, 4096, (guint64)st.st_dev + 1,
+						(guint64)st.st_ino);
+			stats = readahead_run(ra, both, &options);
+			ck_assert_uint_eq(stats.requests, 2);
+			ck_assert_uint_eq(stats.other_file, 1);
+			ck_assert_uint_eq(stats.bytes + stats.resident_bytes, 4096);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_run_reads_only_the_range)
 {
 	g_autofree char *f = in_dir("big");
@@ -1664,6 +1714,7 @@ readahead_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	TU_ADD_TEST_UNLESS(tc, test_run_fills_cache_in_chunks, no_disk);
 	TU_ADD_TEST_UNLESS(tc, test_run_reads_only_the_range, no_disk);
+	tcase_add_test(tc, test_run_checks_identity);
 	tcase_add_test(tc, test_run_truncated_file_is_clamped);
 	tcase_add_test(tc, test_run_empty_batch);
 	tcase_add_test(tc, test_run_slices);

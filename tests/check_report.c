@@ -134,6 +134,11 @@ START_TEST(test_dump_lines)
 		"top predicted executables (2 with a non-zero probability):",
 		"  0.5000  /usr/bin/alpha",
 		"  0.2500  /usr/bin/beta",
+		"mount namespaces: 3 processes in other namespaces (2 mount tables) at the last scan; "
+		"40 paths translated, 17 dropped since start (not-on-host 10, outside-mounts 1, "
+		"device-mismatch 2, unreadable-namespace 4)",
+		"identity: last readahead skipped 5 ranges whose path names another file than the one "
+		"learned",
 		"cpu: 10.0 ms in 7 cycles since start (scan 1.5, learn 2.5, other 6.0 ms); "
 		"4 readahead batches, 40 KB requested in 9 calls",
 		"watch: off (learnreads and learnexec are off); starts are counted by the scan",
@@ -147,9 +152,16 @@ START_TEST(test_dump_lines)
 		"readahead deadline: 0 batches abandoned after 10 s without progress, 0 of their "
 		"threads still blocked",
 	};
-	g_autoptr(ReportSnapshot) snap = report_snapshot_new(&fx.src, 0);
-	g_autoptr(GPtrArray) lines = report_dump_lines(snap);
+	MountNsStats ns = { .processes = 3, .namespaces = 2, .translated = 40,
+			    .dropped = { 10, 1, 2, 4 } };
+	g_autoptr(ReportSnapshot) snap = NULL;
+	g_autoptr(GPtrArray) lines = NULL;
 	g_autofree char *conf_line = NULL, *conf_text = conf_dump(fx.conf);
+
+	fx.src.mountns = &ns;
+	fx.ra.other_file = 5;
+	snap = report_snapshot_new(&fx.src, 0);
+	lines = report_dump_lines(snap);
 
 	ck_assert_uint_eq(lines->len, G_N_ELEMENTS(expected) + 1);
 	for (guint i = 0; i < G_N_ELEMENTS(expected); i++)
@@ -184,7 +196,7 @@ START_TEST(test_dump_paused)
 			 "last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB "
 			 "already cached (1 ranges whole), 0 failed, 1 skipped; superseded by a newer "
 			 "prediction");
-	ck_assert_str_eq(lines->pdata[11],
+	ck_assert_str_eq(lines->pdata[13],
 			 "watch: fanotify on 1 file system; 10 events, 4 starts, 3 start-up windows, "
 			 "20 opens recorded, 2 read sets learned, 1 queue overflows");
 }
