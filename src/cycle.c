@@ -89,8 +89,8 @@ cycle_get_learn(Cycle *cycle)
 	return cycle->learn;
 }
 
-const MountNs *
-cycle_get_mountns(const Cycle *cycle)
+MountNs *
+cycle_get_mountns(Cycle *cycle)
 {
 	g_return_val_if_fail(cycle != NULL, NULL);
 	return cycle->mountns;

@@ -120,7 +120,7 @@ Scan *cycle_get_scan(Cycle *cycle);
 Learn *cycle_get_learn(Cycle *cycle);
 const CyclePrediction *cycle_get_prediction(const Cycle *cycle);
 /* The translation of other mount namespaces' paths, for its counts. */
-const MountNs *cycle_get_mountns(const Cycle *cycle);
+MountNs *cycle_get_mountns(Cycle *cycle);
 /* Updates run so far. */
 guint cycle_get_count(const Cycle *cycle);
 

@@ -35,6 +35,9 @@ struct MountNs {
 	MountNsStats stats;
 };
 
+/* Processes whose table is remembered for a scan, at most. */
+#define MOUNTNS_PIDS_MAX 65536
+
 /* Marks a pid of preload's own namespace in MountNs.pids. */
 static Table same_ns_marker;
 #define SAME_NS (&same_ns_marker)
@@ -251,6 +254,9 @@ table_for(MountNs *ns, pid_t pid)
 	t = g_hash_table_lookup(ns->pids, GINT_TO_POINTER(pid));
 	if (t)
 		return t;
+	/* One entry per process seen this scan; a flood of short-lived ones starts it over. */
+	if (g_hash_table_size(ns->pids) >= MOUNTNS_PIDS_MAX)
+		g_hash_table_remove_all(ns->pids);
 	if (!proc_get_mnt_ns(pid, &pid_ns)) {
 		if (errno == ENOENT || errno == ESRCH)
 			return NULL;

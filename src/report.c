@@ -327,7 +327,8 @@ dump_namespaces(GPtrArray *lines, const ReportSnapshot *snap)
 		 " dropped since start (%s)",
 		 ns->processes, ns->namespaces, ns->translated, total, dropped->str);
 	add_line(lines, "identity: last readahead skipped %u ranges whose path names another file "
-		 "than the one learned", snap->readahead.other_file);
+		 "than the one learned; %" G_GUINT64_FORMAT " fanotify events of files on other "
+		 "namespaces' mounts not used", snap->readahead.other_file, snap->watch.foreign);
 }
 
 /* The hit figures: totals, then the executables started most often. */

@@ -905,6 +905,8 @@ struct Watch {
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
 	WatchStats stats;
 	gboolean overflow_logged;
+	GHashTable *own_mounts;   /* mount ids of this process's namespace (see on_own_mount) */
+	gint64 own_mounts_read;   /* monotonic us they were last read, 0 never */
 };
 
 const WatchStats *
@@ -1091,6 +1093,64 @@ examine_image(int fd, gboolean *asks_interp)
 	return kind;
 }
 
+/* The mount ids are read again at most this often, when an id is not among them. */
+#define OWN_MOUNTS_REREAD_US G_USEC_PER_SEC
+
+/*
+ * Whether the file of an event descriptor lies on a mount of this
+ * process's namespace, so that the path /proc/self/fd gives for it names
+ * that file here. A file opened in another mount namespace is printed as
+ * that namespace names it, and a file overlayfs opened in a layer (a
+ * container's program entered with chroot) from the layer's root: both
+ * are paths that name another file here, or none. Such events are
+ * counted (foreign) and not used: the scan learns those programs from
+ * their maps, by identity. A kernel without STATX_MNT_ID (before 5.8)
+ * cannot tell: the event is used, as before.
+ */
+static gboolean
+on_own_mount(Watch *watch, int fd, gint64 now)
+{
+#ifdef STATX_MNT_ID
+	struct statx stx;
+	gpointer id;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) != 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return TRUE;
+	id = GUINT_TO_POINTER((guint)stx.stx_mnt_id);
+	if (watch->own_mounts && g_hash_table_contains(watch->own_mounts, id))
+		return TRUE;
+	/* A mount made since the ids were read, or one of another namespace. */
+	if (!watch->own_mounts || watch->own_mounts_read == 0 ||
+	    now - watch->own_mounts_read >= OWN_MOUNTS_REREAD_US || now < watch->own_mounts_read) {
+		g_autoptr(GArray) mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+		g_autoptr(GError) error = NULL;
+
+		g_array_set_clear_func(mounts, proc_mount_clear);
+		watch->own_mounts_read = now;
+		if (!proc_read_mountinfo(0, mounts, &error)) {
+			g_debug("fanotify: cannot read this process's mounts: %s", error->message);
+			return TRUE;
+		}
+		if (!watch->own_mounts)
+			watch->own_mounts = g_hash_table_new(NULL, NULL);
+		g_hash_table_remove_all(watch->own_mounts);
+		for (guint i = 0; i < mounts->len; i++)
+			g_hash_table_add(watch->own_mounts,
+					 GUINT_TO_POINTER(g_array_index(mounts, ProcMount, i).id));
+		if (g_hash_table_contains(watch->own_mounts, id))
+			return TRUE;
+	}
+	watch->stats.foreign++;
+	return FALSE;
+#else
+	(void)watch;
+	(void)fd;
+	(void)now;
+	return TRUE;
+#endif
+}
+
 static void
 handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 {
@@ -1102,7 +1162,7 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 	guint64 size;
 
 	watch->stats.execs++;
-	if (!event_file(watch, fd, &size))
+	if (!event_file(watch, fd, &size) || !on_own_mount(watch, fd, now))
 		return;
 	raw = proc_fd_path(fd);
 	/* The same rules as for /proc/PID/exe, so both name a program alike. */
@@ -1126,6 +1186,8 @@ handle_open(Watch *watch, pid_t pid, int fd, gint64 now)
 	guint64 size;
 
 	if (!event_file(watch, fd, &size))
+		return;
+	if (!on_own_mount(watch, fd, now))
 		return;
 	path = proc_fd_path(fd);
 	/* A file deleted since it was opened cannot be read ahead later. */
@@ -1697,6 +1759,7 @@ watch_free(Watch *watch)
 	g_strfreev(watch->lists[1]);
 	g_array_unref(watch->remote_devs);
 	g_array_unref(watch->marked_devs);
+	g_clear_pointer(&watch->own_mounts, g_hash_table_unref);
 	g_free(watch->description);
 	g_free(watch->buffer);
 	g_free(watch);

@@ -322,6 +322,8 @@ typedef struct WatchStats {
 	guint64 remarks;      /* times the file systems were marked again */
 	guint64 flushes;      /* of those, times the old marks were flushed first */
 	guint64 short_reads;  /* reads made smaller than the buffer for lack of descriptors */
+	guint64 foreign;      /* events of files on mounts of another namespace (or an
+				 overlay's layer), whose paths name other files here: not used */
 } WatchStats;
 
 typedef struct Watch Watch;

@@ -138,7 +138,7 @@ START_TEST(test_dump_lines)
 		"40 paths translated, 17 dropped since start (not-on-host 10, outside-mounts 1, "
 		"device-mismatch 2, unreadable-namespace 4)",
 		"identity: last readahead skipped 5 ranges whose path names another file than the one "
-		"learned",
+		"learned; 0 fanotify events of files on other namespaces' mounts not used",
 		"cpu: 10.0 ms in 7 cycles since start (scan 1.5, learn 2.5, other 6.0 ms); "
 		"4 readahead batches, 40 KB requested in 9 calls",
 		"watch: off (learnreads and learnexec are off); starts are counted by the scan",
@@ -177,7 +177,7 @@ START_TEST(test_dump_paused)
 {
 	ProcPressure pressure = { 1234 };
 	WatchStats ws = { .events = 10, .starts = 4, .windows = 3, .recorded = 20, .learned = 2,
-			  .overflows = 1 };
+			  .overflows = 1, .foreign = 6 };
 	g_autoptr(ReportSnapshot) snap = NULL;
 	g_autoptr(GPtrArray) lines = NULL;
 
@@ -196,6 +196,9 @@ START_TEST(test_dump_paused)
 			 "last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB "
 			 "already cached (1 ranges whole), 0 failed, 1 skipped; superseded by a newer "
 			 "prediction");
+	ck_assert_str_eq(lines->pdata[11],
+			 "identity: last readahead skipped 0 ranges whose path names another file than "
+			 "the one learned; 6 fanotify events of files on other namespaces' mounts not used");
 	ck_assert_str_eq(lines->pdata[13],
 			 "watch: fanotify on 1 file system; 10 events, 4 starts, 3 start-up windows, "
 			 "20 opens recorded, 2 read sets learned, 1 queue overflows");
