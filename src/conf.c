@@ -642,8 +642,10 @@ conf_template(void)
 				line = g_strdup_printf("Default: %s; either true or false.", def);
 				break;
 			case CONF_TYPE_LIST:
-				line = *def ? g_strdup_printf("Default: %s", def)
-					    : g_strdup("Default: empty (accepts everything).");
+				/* A list has no line breaks: a long one is only on the key's line. */
+				line = !*def ? g_strdup("Default: empty (accepts everything).")
+				       : strlen(def) > 60 ? g_strdup("Default: the list set below.")
+				       : g_strdup_printf("Default: %s", def);
 				break;
 			case CONF_TYPE_STRING:
 				line = *def ? g_strdup_printf("Default: %s", def)

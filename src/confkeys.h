@@ -148,12 +148,29 @@ CONF_INT(system, autosave, 3600, 60, 86400 * 7, "seconds",
 	"How often the state is saved (it is also saved on exit and on "
 	"SIGUSR2). Executables found too small are forgotten this often too.")
 
-CONF_LIST(system, mapprefix, "/usr/;/lib;/var/cache/;!/",
+CONF_LIST(system, mapprefix,
+	"!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;"
+	"/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/",
 	"Which mapped files to learn and prefetch: a ';'-separated list of "
 	"path prefixes, tried in order; the first that matches decides, a "
 	"leading '!' rejects. A path no prefix matches is accepted; an empty "
 	"list accepts everything, so end the list with !/ to reject the rest. "
-	"Prefixes are raw: /lib also matches /lib64.")
+	"Prefixes are raw: /lib also matches /lib64. The paths are those that "
+	"reach the files from preload's mount namespace: a Flatpak's /usr and "
+	"/app are matched as the directories under /var/lib/flatpak/ they are, "
+	"a Snap's files as /snap/NAME/REV/... (doc/namespaces.md). The default "
+	"covers the system (/usr, /lib), /opt, Snap (/snap, or "
+	"/var/lib/snapd/snap where /snap is a link), system-wide Flatpak, "
+	"the Nix store and /var/cache (font and linker caches), and rejects "
+	"what must never be read: /proc, /sys, /dev (and /dev/shm), /run and "
+	"the temporary directories. Home directories are not covered, so "
+	"per-user Flatpak installs (~/.local/share/flatpak) are not learned "
+	"by default: every name there is chosen by a user, who could make a "
+	"root daemon learn, keep and read files of their choosing, and homes "
+	"are often on network, FUSE or encrypted file systems that may stop "
+	"answering or be locked. Add /home/NAME/.local/share/flatpak/ to "
+	"mapprefix and exeprefix for a user whose applications should be "
+	"learned.")
 
 CONF_INT(system, usedmapkb, 1024, 0, G_GINT64_CONSTANT(1) << 30, "KB",
 	"A mapped range larger than this many KB is learned as the parts of it "
@@ -165,8 +182,15 @@ CONF_INT(system, usedmapkb, 1024, 0, G_GINT64_CONSTANT(1) << 30, "KB",
 	"the pages of other users' processes cannot be asked for: their ranges "
 	"are learned whole.")
 
-CONF_LIST(system, exeprefix, "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/",
-	"Which executables to learn, as a prefix list like mapprefix.")
+CONF_LIST(system, exeprefix,
+	"!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;"
+	"/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/",
+	"Which executables to learn, as a prefix list like mapprefix, matched "
+	"against the path that reaches the program's file from preload's mount "
+	"namespace. The default covers /usr (but not the sbin directories: "
+	"daemons, not applications people wait for), /opt, Snap, system-wide "
+	"Flatpak and the Nix store; home directories are not covered, for the "
+	"reasons given under mapprefix.")
 
 CONF_INT(system, maxprocs, 30, 0, 1024, "threads",
 	"How many readahead requests run at once, in worker threads. 0 runs "

@@ -77,9 +77,11 @@ assert_strv_eq(char *const *got, const char *const *want)
 	ck_assert_msg(got[i] == NULL, "extra item %zu: '%s'", i, got[i]);
 }
 
-static const char *const default_mapprefix[] = { "/usr/", "/lib", "/var/cache/", "!/", NULL };
+static const char *const default_mapprefix[] = {
+	"!/proc/", "!/sys/", "!/dev/", "!/run/", "!/tmp/", "!/var/tmp/", "/usr/", "/lib", "/opt/", "/snap/", "/var/lib/snapd/snap/", "/var/lib/flatpak/", "/nix/store/", "/var/cache/", "!/", NULL
+};
 static const char *const default_exeprefix[] = {
-	"!/usr/sbin/", "!/usr/local/sbin/", "/usr/", "!/", NULL
+	"!/usr/sbin/", "!/usr/local/sbin/", "!/proc/", "!/sys/", "!/dev/", "!/run/", "!/tmp/", "!/var/tmp/", "/usr/", "/opt/", "/snap/", "/var/lib/snapd/snap/", "/var/lib/flatpak/", "/nix/store/", "!/", NULL
 };
 
 /* ---- conf: defaults and loading ---- */
@@ -502,7 +504,20 @@ static const struct {
 	const char *path;
 	gboolean accepted;
 } prefix_cases[] = {
-	/* the shipped mapprefix: /usr/;/lib;/var/cache/;!/ */
+	/* the shipped mapprefix (doc/namespaces.md: where applications live) */
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/opt/google/chrome/libEGL.so", TRUE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/var/lib/flatpak/app/org.x/x86_64/stable/a/files/bin/x", TRUE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/snap/core22/1380/usr/lib/x", TRUE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/var/lib/snapd/snap/core22/1380/usr/lib/x", TRUE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/nix/store/abc-glibc/lib/libc.so.6", TRUE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/home/u/.local/share/flatpak/app/x", FALSE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/tmp/.mount_AppXYZ/usr/lib/x", FALSE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/dev/shm/x", FALSE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/run/user/1000/x", FALSE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/var/tmp/x", FALSE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/proc/self/exe", FALSE },
+	{ "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/", "/var/cache/fontconfig/a", TRUE },
+	/* the earlier mapprefix: /usr/;/lib;/var/cache/;!/ */
 	{ "/usr/;/lib;/var/cache/;!/", "/usr/bin/foo", TRUE },
 	{ "/usr/;/lib;/var/cache/;!/", "/usr/sbin/foo", TRUE },
 	{ "/usr/;/lib;/var/cache/;!/", "/lib64/x", TRUE },        /* raw prefix: /lib matches */
@@ -513,7 +528,16 @@ static const struct {
 	{ "/usr/;/lib;/var/cache/;!/", "/var/lib/x", FALSE },
 	{ "/usr/;/lib;/var/cache/;!/", "/usr", FALSE },           /* "/usr/" is longer than the path */
 	{ "/usr/;/lib;/var/cache/;!/", "memfd:x", TRUE },         /* not absolute: nothing matches */
-	/* the shipped exeprefix: !/usr/sbin/;!/usr/local/sbin/;/usr/;!/ */
+	/* the shipped exeprefix */
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/usr/bin/foo", TRUE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/usr/sbin/foo", FALSE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/opt/app/bin/app", TRUE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/var/lib/flatpak/app/org.x/x86_64/stable/a/files/bin/x", TRUE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/snap/hello/42/bin/hello", TRUE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/nix/store/abc-hello/bin/hello", TRUE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/home/u/bin/x", FALSE },
+	{ "!/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/", "/tmp/x", FALSE },
+	/* the earlier exeprefix: !/usr/sbin/;!/usr/local/sbin/;/usr/;!/ */
 	{ "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/", "/usr/bin/foo", TRUE },
 	{ "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/", "/usr/sbin/foo", FALSE },
 	{ "!/usr/sbin/;!/usr/local/sbin/;/usr/;!/", "/lib64/x", FALSE },
@@ -587,9 +611,9 @@ static const char default_dump[] =
 	"doscan = true\n"
 	"dopredict = true\n"
 	"autosave = 3600\n"
-	"mapprefix = /usr/;/lib;/var/cache/;!/\n"
+	"mapprefix = !/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/\n"
 	"usedmapkb = 1024\n"
-	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;/usr/;!/\n"
+	"exeprefix = !/usr/sbin/;!/usr/local/sbin/;!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;!/\n"
 	"maxprocs = 30\n"
 	"sortstrategy = 3\n"
 	"slicekb = 32768\n"
@@ -660,15 +684,20 @@ START_TEST(test_template)
 	ck_assert_ptr_nonnull(strstr(text, "# Default: 20 seconds; range: 1..3600.\ncycle = 20\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: true; either true or false.\nusecorrelation = true\n"));
 	ck_assert_ptr_nonnull(strstr(text, "# Default: 3; range: 0..3.\nsortstrategy = 3\n"));
-	ck_assert_ptr_nonnull(strstr(text, "\nmapprefix = /usr/;/lib;/var/cache/;!/\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmapprefix = !/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/\n"));
 	ck_assert_ptr_nonnull(strstr(text, "SIGHUP"));
 	ck_assert_ptr_nonnull(strstr(text, "GKeyFile"));
 	ck_assert(g_str_has_prefix(text, "# "));
 
-	/* every comment line fits in 72 columns (no word is that long) */
+	/*
+	 * every comment line fits in 72 columns (no word is that long); a key's
+	 * line holds its whole default, which a long list cannot fit
+	 */
 	lines = g_strsplit(text, "\n", -1);
 	for (size_t i = 0; lines[i]; i++)
-		ck_assert_msg(strlen(lines[i]) <= 72, "line %zu too long: %s", i, lines[i]);
+		ck_assert_msg(lines[i][0] != '#' || strlen(lines[i]) <= 72, "line %zu too long: %s",
+			      i, lines[i]);
+	ck_assert_ptr_nonnull(strstr(text, "# Default: the list set below.\nmapprefix = !/proc/;"));
 
 	/* loaded over other values, the template restores every default */
 	conf->cycle = 99;
@@ -749,7 +778,8 @@ START_TEST(test_describe)
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
-	ck_assert_str_eq(mapprefix->default_text, "/usr/;/lib;/var/cache/;!/");
+	ck_assert_str_eq(mapprefix->default_text,
+			 "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/");
 	sort = rows->pdata[25];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");

@@ -410,7 +410,7 @@ END_TEST
 
 START_TEST(test_explain_not_learned)
 {
-	g_autoptr(ReportExplain) opt = report_explain(&fx.src, "/opt/x/bin/x", FALSE, NULL);
+	g_autoptr(ReportExplain) opt = report_explain(&fx.src, "/home/u/bin/x", FALSE, NULL);
 	g_autoptr(ReportExplain) tiny = report_explain(&fx.src, "/usr/bin/tiny", FALSE, NULL);
 	g_autoptr(ReportExplain) unknown = report_explain(&fx.src, "/usr/bin/never", FALSE, NULL);
 	g_autofree char *json = NULL;

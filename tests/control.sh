@@ -62,7 +62,7 @@ done
 [ "$(stat -c %a "$work/run")" = 700 ] || fail "the socket's directory is not 0700"
 
 # ---- 1. every verb ----
-for verb in status "top" "top 3" hits "explain /bin/sh" "explain /opt/never/x" dump save reload; do
+for verb in status "top" "top 3" hits "explain /bin/sh" "explain /home/never/x" dump save reload; do
 	# shellcheck disable=SC2086
 	"$ctl" --socket "$sock" $verb >"$work/out" 2>"$work/err" ||
 		fail "preloadctl $verb exited $?: $(cat "$work/err")"
@@ -77,8 +77,8 @@ done
 grep -q '^prefetching: ' "$work/status" || fail "status has no prefetching line"
 grep -q '^model: ' "$work/status" || fail "status has no model line"
 "$ctl" --socket "$sock" dump | grep -q '^SIGUSR1: state dump$' || fail "dump is not the SIGUSR1 text"
-"$ctl" --socket "$sock" explain /opt/never/x | grep -q 'not-learned' || fail "explain: not not-learned"
-"$ctl" --socket "$sock" --json explain /opt/never/x |
+"$ctl" --socket "$sock" explain /home/never/x | grep -q 'not-learned' || fail "explain: not not-learned"
+"$ctl" --socket "$sock" --json explain /home/never/x |
 	python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["reason"] == "not-learned", d;
 assert [f["reason"] for f in d["findings"]] == ["not-learned", "prefix"], d' ||
 	fail "explain --json: wrong reasons"
