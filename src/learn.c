@@ -549,6 +549,28 @@ keep_wanted(Learn *learn, const Conf *conf, GHashTable *stat_cache, pid_t pid, G
 	return FALSE;
 }
 
+/*
+ * The identity of the exe's own file, from the line of maps that maps it
+ * (there is one: learn_proc_maps() counts the process as gone otherwise),
+ * taken before keep_wanted() may leave that line out.
+ * A file replaced since (an upgrade) takes the new identity at the next
+ * start.
+ */
+static void
+own_identity(const char *exe_path, const GArray *maps, MapFileId *id)
+{
+	memset(id, 0, sizeof(*id));
+	for (guint i = 0; i < maps->len; i++) {
+		const ProcMap *m = &g_array_index(maps, ProcMap, i);
+
+		if (m->path && m->inode != 0 && strcmp(m->path, exe_path) == 0) {
+			id->dev = (guint64)makedev(m->dev_major, m->dev_minor);
+			id->ino = m->inode;
+			return;
+		}
+	}
+}
+
 static void
 admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cache,
 	      const ScanExe *se, gint64 scan_time, gint64 now)
@@ -557,6 +579,7 @@ admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cac
 	g_autoptr(GArray) kept = NULL;
 	guint64 size = 0;
 	gboolean gone;
+	MapFileId own;
 	Exe *exe;
 
 	maps = g_array_new(FALSE, FALSE, sizeof(ProcMap));
@@ -567,6 +590,7 @@ admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cac
 			learn->stats.gone++;
 		return;
 	}
+	own_identity(se->path, maps, &own);
 	/* Retried at the next scan that sees it, with a new budget. */
 	if (!keep_wanted(learn, conf, stat_cache, se->pid, maps))
 		return;
@@ -600,6 +624,7 @@ admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cac
 		return;
 	}
 	exe = exe_new(se->path, TRUE, scan_time);
+	exe->file = own;
 	for (guint k = 0; k < kept->len; k++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, g_array_index(kept, guint, k));
 
@@ -626,12 +651,16 @@ refresh_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cache
 	g_autoptr(GHashTable) seen = NULL;
 	g_autoptr(GPtrArray) learned = NULL;
 	gboolean gone;
+	MapFileId own;
 
 	maps = g_array_new(FALSE, FALSE, sizeof(ProcMap));
 	g_array_set_clear_func(maps, proc_map_clear);
-	if (!read_maps(learn, se, maps, &gone) ||
-	    !keep_wanted(learn, conf, stat_cache, se->pid, maps))
+	if (!read_maps(learn, se, maps, &gone))
 		return;  /* it keeps what it had; the next start tries again */
+	own_identity(exe->path, maps, &own);
+	if (!keep_wanted(learn, conf, stat_cache, se->pid, maps))
+		return;
+	exe->file = own;
 
 	/* In the order of the maps file, so that map ids do not depend on addresses. */
 	learned = g_ptr_array_new();

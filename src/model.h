@@ -148,6 +148,8 @@ typedef struct Exe {
 	gint64 update_time;   /* model time it was last seen running */
 	GArray *exemaps;      /* ExeMap, each holding a map reference */
 	ExeHits hits;         /* prefetch hits at its starts */
+	MapFileId file;       /* its own file: the device and inode of the maps line of its
+				 own mapping (size and time unused); all zero: unknown */
 
 	/* runtime */
 	GPtrArray *chains;    /* Markov *, shared with the other exe */

@@ -53,6 +53,8 @@ G_DEFINE_QUARK(preload-state-error-quark, state_error)
 #define STATE_VERSION_2 2
 /* Version 3: the order of starts (START, SUCC and ORDER records). */
 #define STATE_VERSION_3 3
+/* Version 4: an EXE's identity (the device and inode of its own file). */
+#define STATE_VERSION_4 4
 
 /*
  * No valid line comes near this: the longest is a record holding a URI of
@@ -521,12 +523,18 @@ load_exe(Loader *ld, char **f, guint nf, GError **error)
 	gint idx;
 	gint64 update_time;
 	double time;
+	guint64 dev = 0, ino = 0;
 	g_autofree char *path = NULL;
 	Exe *exe;
 
 	if (!field_index(ld, f[1], "exe index", &idx, error) ||
 	    !field_int(ld, f[2], "update time", -1, G_MAXINT64, &update_time, error) ||
 	    !field_double(ld, f[3], "exe time", 0, G_MAXDOUBLE, &time, error))
+		return FALSE;
+	/* Older files: unknown until the program is seen running again. */
+	if (!ld->legacy && ld->version >= STATE_VERSION_4 &&
+	    (!field_uint(ld, f[4], "exe device", G_MAXUINT64, &dev, error) ||
+	     !field_uint(ld, f[5], "exe inode", G_MAXUINT64, &ino, error)))
 		return FALSE;
 	if (!(path = field_path(ld, f[nf - 1], error)))
 		return FALSE;
@@ -539,6 +547,8 @@ load_exe(Loader *ld, char **f, guint nf, GError **error)
 	exe = exe_new(path, FALSE, ld->model->time);
 	exe->update_time = update_time;
 	exe->time = time;
+	exe->file.dev = dev;
+	exe->file.ino = ino;
 	exe->seq = (guint)idx;
 	/* Chains come from the file, so none are made here. */
 	model_add_exe(ld->model, exe, ld->model->time, FALSE);
@@ -1174,7 +1184,8 @@ save_exes(Saver *s)
 		g_string_append_printf(s->w->buf, "EXE\t%u\t%" G_GINT64_FORMAT, exe->seq,
 				       MAX(exe->update_time, -1));
 		append_double(s->w->buf, saveable(aged(s->model, exe->time), 0, G_MAXDOUBLE));
-		g_string_append_printf(s->w->buf, "\t%s\n",
+		g_string_append_printf(s->w->buf, "\t%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t%s\n",
+				       exe->file.dev, exe->file.ino,
 				       (const char *)g_ptr_array_index(s->plan->exe_uris, i));
 		saver_record_done(s);
 	}
@@ -1380,23 +1391,24 @@ typedef void (*RecordSaver)(Saver *s);
  */
 static const struct {
 	const char *tag;
-	guint fields;         /* in the current format (version 2 on) */
+	guint fields;         /* in the current format (version 4) */
+	guint v3_fields;      /* in versions 2 and 3; 0 if the record did not exist */
 	guint v1_fields;      /* in version 1; 0 if the record did not exist */
 	guint legacy_fields;  /* in the 0.6.4 format; 0 if it did not exist */
 	RecordLoader load;
 	RecordSaver save;
 	gint64 since;         /* the first format version that has it; 0: all */
 } record_types[] = {
-	[SECTION_FILE] = { "FILE", 7, 0, 0, load_file, save_files },
-	[SECTION_MAP] = { "MAP", 6, 6, 7, load_map, save_maps },
-	[SECTION_EXE] = { "EXE", 5, 5, 6, load_exe, save_exes },
-	[SECTION_EXEMAP] = { "EXEMAP", 6, 4, 4, load_exemap, save_exemaps },
-	[SECTION_MARKOV] = { "MARKOV", 20, 24, 24, load_markov, save_chains },
-	[SECTION_HITS] = { "HITS", 8, 0, 0, load_hits, save_hits },
-	[SECTION_BADEXE] = { "BADEXE", 4, 4, 4, load_badexe, save_bad_exes },
-	[SECTION_START] = { "START", 5, 0, 0, load_start, save_starts, STATE_VERSION_3 },
-	[SECTION_SUCC] = { "SUCC", 5, 0, 0, load_succ, save_successors, STATE_VERSION_3 },
-	[SECTION_ORDER] = { "ORDER", 10, 0, 0, load_order, save_order, STATE_VERSION_3 },
+	[SECTION_FILE] = { "FILE", 7, 7, 0, 0, load_file, save_files },
+	[SECTION_MAP] = { "MAP", 6, 6, 6, 7, load_map, save_maps },
+	[SECTION_EXE] = { "EXE", 7, 5, 5, 6, load_exe, save_exes },
+	[SECTION_EXEMAP] = { "EXEMAP", 6, 6, 4, 4, load_exemap, save_exemaps },
+	[SECTION_MARKOV] = { "MARKOV", 20, 20, 24, 24, load_markov, save_chains },
+	[SECTION_HITS] = { "HITS", 8, 8, 0, 0, load_hits, save_hits },
+	[SECTION_BADEXE] = { "BADEXE", 4, 4, 4, 4, load_badexe, save_bad_exes },
+	[SECTION_START] = { "START", 5, 5, 0, 0, load_start, save_starts, STATE_VERSION_3 },
+	[SECTION_SUCC] = { "SUCC", 5, 5, 0, 0, load_succ, save_successors, STATE_VERSION_3 },
+	[SECTION_ORDER] = { "ORDER", 10, 10, 0, 0, load_order, save_order, STATE_VERSION_3 },
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(record_types) == SECTION_COUNT);
 
@@ -1434,7 +1446,9 @@ load_record(Loader *ld, char **f, guint nf, GError **error)
 		if (strcmp(f[0], tag) != 0)
 			continue;
 		want = ld->legacy ? record_types[section].legacy_fields
-		       : ld->version == 1 ? record_types[section].v1_fields : record_types[section].fields;
+		       : ld->version == 1 ? record_types[section].v1_fields
+		       : ld->version < STATE_VERSION_4 ? record_types[section].v3_fields
+		       : record_types[section].fields;
 		/* A record of a later version in an older file: as unknown as any other. */
 		if (want == 0 || record_types[section].since > ld->version)
 			break;

@@ -16,7 +16,7 @@
 
 #include "model.h"
 
-#define STATE_FORMAT_VERSION 3
+#define STATE_FORMAT_VERSION 4
 
 #define STATE_ERROR (state_error_quark())
 GQuark state_error_quark(void);

@@ -405,6 +405,8 @@ START_TEST(test_round_trip)
 	const char *end_line;
 	Exe *a, *b;
 
+	/* alpha's own file: version 3 keeps an exe's identity. */
+	model_lookup_exe(model, "/usr/bin/alpha")->file = (MapFileId){ 2049, 77, 0, 0 };
 	ck_assert(state_save(model, path, &error));
 	ck_assert_ptr_null(error);
 	ck_assert(!model->dirty);
@@ -417,7 +419,7 @@ START_TEST(test_round_trip)
 	 */
 	bytes = read_bytes(path);
 	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t3\t1234567\t1234000.5\n# "));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t4\t1234567\t1234000.5\n# "));
 	lines = g_strsplit(text, "\n", -1);
 	ck_assert_uint_eq(g_strv_length(lines), 23);  /* 22 lines and "" after the last */
 	ck_assert_str_eq(lines[22], "");
@@ -438,8 +440,9 @@ START_TEST(test_round_trip)
 	ck_assert_str_eq(lines[8], "MAP\t3\t13\t0\t4096\t0");
 	ck_assert_str_eq(lines[9], "MAP\t4\t14\t69632\t4096\t0");
 	/* 7/3 needs 17 digits to read back the same. */
-	ck_assert_str_eq(lines[10], "EXE\t0\t-1\t2.3333333333333335\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
-	ck_assert_str_eq(lines[11], "EXE\t1\t1000\t100.5\tfile:///usr/bin/alpha");
+	ck_assert_str_eq(lines[10],
+			 "EXE\t0\t-1\t2.3333333333333335\t0\t0\tfile:///opt/my%20app/bin%09%2541%0A%E9x");
+	ck_assert_str_eq(lines[11], "EXE\t1\t1000\t100.5\t2049\t77\tfile:///usr/bin/alpha");
 	/*
 	 * odd: maps 0 (1/3) and 1 (1); alpha: 0, liba 2 (read, 0.25), then 3
 	 * and 4 (mapped, 1) as one run. Fields: exe, map, prob, origin, count.
@@ -495,6 +498,9 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(model_lookup_map(loaded, ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096));
 	/* 65536 + 8192 + 4096 + 4096 */
 	ck_assert_uint_eq(a->size, 81920);
+	ck_assert_uint_eq(a->file.dev, 2049);
+	ck_assert_uint_eq(a->file.ino, 77);
+	ck_assert(!map_file_id_is_known(&b->file));
 	/* The two segments of libshared keep the file's identity. */
 	ck_assert_uint_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 0, 4096)->file.ino, 1234);
 	/* A loaded model has no running exes. */
@@ -574,7 +580,7 @@ START_TEST(test_save_empty_model)
 	body = g_strndup(text, (gsize)(strstr(text, "END") - text));
 	expected = with_end(body, 0);
 	ck_assert_str_eq(text, expected);
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t3\t0\t0\n#"));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t4\t0\t0\n#"));
 	ck_assert(strstr(text, "\nEND\t0\t") != NULL);
 
 	loaded = state_load(path, &error);
@@ -1110,7 +1116,7 @@ START_TEST(test_load_v1_saves_v2)
 	ck_assert(state_save(model, path, &error));
 	bytes = read_bytes(path);
 	saved = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t3\t100\t100\n"));
+	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t4\t100\t100\n"));
 	/* Both maps are ranges of one file, written once. */
 	ck_assert(strstr(saved, "\nFILE\t0\t0\t0\t0\t0\tfile:///usr/lib/liba.so\n") != NULL);
 	ck_assert(strstr(saved, "\nFILE\t1\t") == NULL);
@@ -1305,7 +1311,7 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 5, "host name" },
 	{ "URI with %00", L_HDR L_NOTE L_MAP0 L_MAP1 "EXE\t0\t7\t30\tfile:///usr/bin/x%00y\n", TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 5, "bad file URI" },
-	{ "newer version", "PRELOAD-STATE\t4\t100\t1\n" L_NOTE, TRUE, 0, NULL,
+	{ "newer version", "PRELOAD-STATE\t5\t100\t1\n" L_NOTE, TRUE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
 	{ "newer version, other fields", "PRELOAD-STATE\t17\n", FALSE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
@@ -1878,12 +1884,25 @@ START_TEST(test_round_trip_successors)
 		g_auto(GStrv) old_lines = g_strsplit(old_text, "\n", -1);
 		g_auto(GStrv) new_lines = g_strsplit(new_text, "\n", -1);
 
-		/* 16 lines and "": only the comment (line 2), so the END, differ. */
+		/*
+		 * 16 lines and "": only the version (4 now), the comment (line 2),
+		 * the EXEs' identity (unknown in version 3: 0 and 0) and so the
+		 * END differ.
+		 */
 		ck_assert_uint_eq(g_strv_length(old_lines), 17);
 		ck_assert_uint_eq(g_strv_length(new_lines), 17);
-		for (guint i = 0; i < 15; i++) {
-			if (i != 1)
+		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t4\t"));
+		ck_assert_str_eq(old_lines[0] + 16, new_lines[0] + 16);
+		for (guint i = 2; i < 15; i++) {
+			if (g_str_has_prefix(old_lines[i], "EXE\t")) {
+				const char *uri = strrchr(old_lines[i], '\t');
+				g_autofree char *head = g_strndup(old_lines[i], (gsize)(uri - old_lines[i]));
+				g_autofree char *exe = g_strdup_printf("%s\t0\t0%s", head, uri);
+
+				ck_assert_str_eq(exe, new_lines[i]);
+			} else {
 				ck_assert_str_eq(old_lines[i], new_lines[i]);
+			}
 		}
 	}
 }
@@ -1931,9 +1950,10 @@ END_TEST
  * tests/fixtures/state-v2.state was saved by the writer that hashed with
  * its own SHA-256 code (the 0.6.4 fixture, imported and saved at
  * 36f5084): it loads, and saving it again gives the very same records
- * in version 3, which adds START lines (the start counts the chains
- * imply) and so a new END line: files written before the move to
- * GChecksum, and version 2 files, still load.
+ * in version 4, which adds START lines (the start counts the chains
+ * imply), an unknown identity (0 and 0) on each EXE line and so a new END
+ * line: files written before the move to GChecksum, and version 2 files,
+ * still load.
  */
 START_TEST(test_load_earlier_checksum)
 {
@@ -1959,7 +1979,7 @@ START_TEST(test_load_earlier_checksum)
 		guint n_old = g_strv_length(old_lines), j = 1, starts = 0;
 
 		ck_assert(g_str_has_prefix(old_lines[0], "PRELOAD-STATE\t2\t"));
-		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t3\t"));
+		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t4\t"));
 		ck_assert_str_eq(old_lines[0] + 16, new_lines[0] + 16);
 		/* Every line but the header and END (the last two: END, ""). */
 		for (guint i = 1; i + 2 < n_old; i++, j++) {
@@ -1968,7 +1988,15 @@ START_TEST(test_load_earlier_checksum)
 				starts++;
 			}
 			ck_assert_ptr_nonnull(new_lines[j]);
-			ck_assert_str_eq(old_lines[i], new_lines[j]);
+			if (g_str_has_prefix(old_lines[i], "EXE\t")) {
+				const char *uri = strrchr(old_lines[i], '\t');
+				g_autofree char *head = g_strndup(old_lines[i], (gsize)(uri - old_lines[i]));
+				g_autofree char *exe = g_strdup_printf("%s\t0\t0%s", head, uri);
+
+				ck_assert_str_eq(exe, new_lines[j]);
+			} else {
+				ck_assert_str_eq(old_lines[i], new_lines[j]);
+			}
 		}
 		while (new_lines[j] && g_str_has_prefix(new_lines[j], "START\t")) {
 			j++;

@@ -105,7 +105,7 @@ awk -F '\t' -v root="file://$tmp/" '
 	function name(uri) { sub(root, "", uri); return uri }
 	$1 == "FILE" { file[$2] = $7 }
 	$1 == "MAP" { print "MAP " name(file[$6]) " " $4 " " $5 }
-	$1 == "EXE" { print "EXE " name($5) }
+	$1 == "EXE" { print "EXE " name($NF) }
 	$1 == "BADEXE" { print "BADEXE " name($4) " " $3 }
 ' "$tmp/state" | sort > "$tmp/got"
 

@@ -284,11 +284,11 @@ all=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/pairwise.json")
 chains=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/short.json")
 [ -n "$chains" ] && [ "$chains" -lt "$all" ] || fail "sparse chains: '$chains', expected fewer than $all"
 
-# --save-state writes the model in the daemon's format: a version 3 file
+# --save-state writes the model in the daemon's format: a version 4 file
 # with as many EXE and MARKOV records as the report counts.
 "$replay" --quiet --save-state "$tmp/short.state" --json "$tmp/saved.json" "$tmp/short.trace" ||
 	fail "replay --save-state"
-head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	3	" || fail "--save-state: not a version 3 state"
+head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	4	" || fail "--save-state: not a version 4 state"
 tail -n 1 "$tmp/short.state" | grep -q "^END	" || fail "--save-state: no END line"
 exes=$(grep -c "^EXE	" "$tmp/short.state")
 markovs=$(grep -c "^MARKOV	" "$tmp/short.state")

@@ -185,7 +185,7 @@ done
 sleep 2
 state_has 20 "EXE	.*file://$work/bin/quick\$" "file://$work/data/q1.bin" "file://$work/data/q2.bin" ||
 	fail "state lacks the short-lived program or its q1.bin and q2.bin after 20 s"
-quick_idx=$(awk -F '\t' -v uri="file://$work/bin/quick" '$1 == "EXE" && $5 == uri { print $2 }' "$work/state")
+quick_idx=$(awk -F '\t' -v uri="file://$work/bin/quick" '$1 == "EXE" && $NF == uri { print $2 }' "$work/state")
 # It ran in several cycles: the chain with the launcher saw it start and stop.
 awk -F '\t' -v q="$quick_idx" '$1 == "MARKOV" && ($2 == q || $3 == q) && $4 > 0 { found = 1 }
 	END { exit !found }' "$work/state" || fail "the short-lived program never ran with the launcher"
