@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses against the sources and runs each for
 # SECONDS (default 60) of wall time, one after the other.
 #
-#   tests/fuzz/run.sh [SECONDS] [HARNESS...]     harnesses: state conf proc trace
+#   tests/fuzz/run.sh [SECONDS] [HARNESS...]     harnesses: state conf proc mountinfo trace
 #
 # Needs clang with libFuzzer (Debian: clang, libclang-rt-14-dev), GLib and
 # libproc2; not part of the normal build, which does not need clang. The
@@ -19,7 +19,7 @@ top=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(state conf proc trace)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(state conf proc mountinfo trace)
 CC=${CC:-clang}
 work=${FUZZ_WORK:-/tmp/preload-fuzz}
 rss=${FUZZ_RSS_MB:-2048}
@@ -47,7 +47,7 @@ cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitiz
 	-DSYSCONFDIR=\"/etc\" -DLOCALSTATEDIR=\"/var\" -DPKGLOCALSTATEDIR=\"/var/lib/preload\"
 	-DLOGDIR=\"/var/log\" -DG_LOG_DOMAIN=\"preload\" -Wall -Wextra -Wno-unused-parameter"
 libs="$(pkg-config --libs $pkgs) -lm"
-modules="conf log proc model state scan learn trace interval pagecache watch"
+modules="conf log proc model state scan learn trace interval pagecache watch mountns"
 
 echo "== building the harnesses in $build"
 objs=()
