@@ -29,6 +29,7 @@
 #include "learn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,6 +59,7 @@ struct Learn {
 	gint64 maintained;        /* model time of the last maintenance, -1 none */
 	gboolean count_starts;    /* learn_update() counts starts in the hit figures */
 	MountNs *mountns;         /* translates other namespaces' paths (borrowed), or NULL */
+	MountDevs *mountdevs;     /* the devices of this namespace's mounts (the sweep's identity check) */
 	LearnStats stats;
 };
 
@@ -278,6 +280,7 @@ learn_new(void)
 	learn->maps_data = learn;
 	learn->file_check = lstat_is_regular;
 	learn->remote_check = TRUE;
+	learn->mountdevs = mountdevs_new();
 	learn->maintained = -1;
 	learn->pagemap_budget = LEARN_PAGEMAP_BUDGET;
 	learn->stats.maintained_at = -1;
@@ -291,6 +294,7 @@ learn_free(Learn *learn)
 	if (!learn)
 		return;
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
+	mountdevs_free(learn->mountdevs);
 	g_free(learn);
 }
 
@@ -713,6 +717,7 @@ static gboolean
 check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 {
 	const FileState *state;
+	MapFileId here;
 
 	map->learn.checked = now;
 	/* Learned while netfs was on: not asked (the lstat could hang), never read. */
@@ -721,7 +726,18 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 		return TRUE;
 	}
 	state = file_state(learn, stat_cache, map->path);
-	if (!state->usable || !map_file_id_matches(&map->file, &state->id)) {
+	here = state->id;
+	/*
+	 * The maps line gave the file system's device; lstat gives st_dev,
+	 * which btrfs makes one per subvolume. The same inode on a mount of
+	 * that device is the same file.
+	 */
+	if (state->usable && learn->file_check == lstat_is_regular && here.dev != map->file.dev &&
+	    map_file_id_is_known(&map->file) &&
+	    mountdevs_same_file(learn->mountdevs, AT_FDCWD, map->path, AT_SYMLINK_NOFOLLOW,
+				here.dev, here.ino, map->file.dev, map->file.ino))
+		here.dev = map->file.dev;
+	if (!state->usable || !map_file_id_matches(&map->file, &here)) {
 		map->learn.stale = TRUE;
 		return TRUE;
 	}
@@ -732,8 +748,8 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 	 * not say which file the map was learned from.
 	 */
 	if (map_file_id_is_known(&map->file) && map->file.size == 0 && map->file.mtime == 0) {
-		map->file.size = state->id.size;
-		map->file.mtime = state->id.mtime;
+		map->file.size = here.size;
+		map->file.mtime = here.mtime;
 	}
 	return FALSE;
 }

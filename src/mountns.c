@@ -17,7 +17,9 @@
 #include "mountns.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 /* One mount table, for the processes of one namespace with one root. */
@@ -336,4 +338,94 @@ mountns_translate(MountNs *ns, pid_t pid, const char *path, guint64 dev,
 	ns->stats.translated++;
 	*host_path = result;
 	return MOUNTNS_TRANSLATED;
+}
+
+/* ---- the devices of this namespace's mounts ---- */
+
+/* A mount id not in the table reads it again at most this often. */
+#define MOUNTDEVS_REREAD_US G_USEC_PER_SEC
+
+struct MountDevs {
+	GMutex lock;
+	GHashTable *devs;     /* mount id -> guint64 * device (owned) */
+	gint64 read_at;       /* monotonic us of the last read, 0 never */
+};
+
+MountDevs *
+mountdevs_new(void)
+{
+	MountDevs *md = g_new0(MountDevs, 1);
+
+	g_mutex_init(&md->lock);
+	md->devs = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	return md;
+}
+
+void
+mountdevs_free(MountDevs *md)
+{
+	if (!md)
+		return;
+	g_hash_table_unref(md->devs);
+	g_mutex_clear(&md->lock);
+	g_free(md);
+}
+
+/* The device of mount id, 0 if unknown; md->lock held. */
+static guint64
+mount_dev(MountDevs *md, guint id)
+{
+	const guint64 *dev = g_hash_table_lookup(md->devs, GUINT_TO_POINTER(id));
+	gint64 now = g_get_monotonic_time();
+	g_autoptr(GArray) mounts = NULL;
+
+	if (dev)
+		return *dev;
+	if (md->read_at != 0 && now - md->read_at < MOUNTDEVS_REREAD_US && now >= md->read_at)
+		return 0;
+	md->read_at = now;
+	mounts = new_mounts();
+	if (!proc_read_mountinfo(0, mounts, NULL))
+		return 0;
+	g_hash_table_remove_all(md->devs);
+	for (guint i = 0; i < mounts->len; i++) {
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
+		guint64 *value = g_new(guint64, 1);
+
+		*value = (guint64)makedev(m->dev_major, m->dev_minor);
+		g_hash_table_replace(md->devs, GUINT_TO_POINTER(m->id), value);
+	}
+	dev = g_hash_table_lookup(md->devs, GUINT_TO_POINTER(id));
+	return dev ? *dev : 0;
+}
+
+gboolean
+mountdevs_same_file(MountDevs *md, int dirfd, const char *path, int flags,
+		    guint64 st_dev, guint64 st_ino, guint64 dev, guint64 ino)
+{
+#ifdef STATX_MNT_ID
+	struct statx stx;
+	guint64 found;
+#endif
+
+	g_return_val_if_fail(md != NULL, FALSE);
+
+	if (st_ino != ino)
+		return FALSE;
+	if (st_dev == dev)
+		return TRUE;
+#ifdef STATX_MNT_ID
+	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_MNT_ID | STATX_INO, &stx) != 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || stx.stx_ino != ino)
+		return FALSE;
+	g_mutex_lock(&md->lock);
+	found = mount_dev(md, (guint)stx.stx_mnt_id);
+	g_mutex_unlock(&md->lock);
+	return found != 0 && found == dev;
+#else
+	(void)dirfd;
+	(void)path;
+	(void)flags;
+	return FALSE;
+#endif
 }

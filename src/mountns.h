@@ -105,4 +105,29 @@ char *mountns_translate_path(const GArray *ns_mounts, const GArray *host_mounts,
  */
 void mountns_prefix_root(GArray *mounts, const char *root);
 
+/*
+ * MountDevs: the device of each mount of preload's namespace, by mount
+ * id, to compare a file preload opened with the identity a maps line
+ * gave. The kernel reports in maps the device of the file system (its
+ * superblock, as /proc/self/mountinfo does); stat reports st_dev, which
+ * btrfs makes one per subvolume. The device of the mount a file was
+ * opened through (statx STATX_MNT_ID) is the maps line's. Safe to share
+ * between threads.
+ */
+typedef struct MountDevs MountDevs;
+
+MountDevs *mountdevs_new(void);
+void mountdevs_free(MountDevs *md);
+/*
+ * Whether the file of fd (dirfd/path with AT_EMPTY_PATH or
+ * AT_SYMLINK_NOFOLLOW in flags, as statx takes them), whose st_ino is
+ * ino, is the file of device dev and inode ino: st_dev is dev, or the
+ * device of the mount it lies on is. The table is read again (at most
+ * once a second) when a mount id is not in it. FALSE when the kernel
+ * cannot say (no STATX_MNT_ID: before Linux 5.8).
+ */
+gboolean mountdevs_same_file(MountDevs *md, int dirfd, const char *path, int flags,
+			     guint64 st_dev, guint64 st_ino, guint64 dev, guint64 ino);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MountNs, mountns_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MountDevs, mountdevs_free)

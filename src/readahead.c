@@ -57,6 +57,7 @@
 #include "readahead.h"
 
 #include "interval.h"
+#include "mountns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +138,7 @@ typedef struct Job Job;
 
 struct Readahead {
 	Pagecache *pagecache;  /* what the kernel refused; shared by every batch */
+	MountDevs *mountdevs;  /* the devices of this namespace's mounts (identity checks) */
 	/*
 	 * At most one background batch is in flight. `busy` is set from
 	 * readahead_start() until done has been called, so the daemon never
@@ -610,7 +612,9 @@ open_checked(Batch *batch, const OrderRequest *req, guint count, int *ret_fd,
 		 * namespace. Another file is never read.
 		 */
 		if (req->want_ino != 0 &&
-		    ((guint64)ret_st->st_dev != req->want_dev || (guint64)ret_st->st_ino != req->want_ino)) {
+		    !mountdevs_same_file(batch->ra->mountdevs, *ret_fd, "", AT_EMPTY_PATH,
+					 (guint64)ret_st->st_dev, (guint64)ret_st->st_ino,
+					 req->want_dev, req->want_ino)) {
 			g_debug("readahead: %s is not the file learned (device %" G_GUINT64_FORMAT
 				", inode %" G_GUINT64_FORMAT "), skipping", path, req->want_dev,
 				req->want_ino);
@@ -1091,6 +1095,7 @@ readahead_unref(Readahead *ra)
 	g_mutex_clear(&ra->hold_lock);
 	g_mutex_clear(&ra->job_lock);
 	pagecache_free(ra->pagecache);
+	mountdevs_free(ra->mountdevs);
 	g_free(ra);
 }
 
@@ -1212,6 +1217,7 @@ readahead_new(PagecacheProbes probes)
 
 	ra->pagecache = pagecache_new(probes);
 	ra->refs = 1;
+	ra->mountdevs = mountdevs_new();
 	g_mutex_init(&ra->job_lock);
 	g_cond_init(&ra->job_cond);
 	g_mutex_init(&ra->hold_lock);

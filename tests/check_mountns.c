@@ -10,7 +10,10 @@
 #include "testutil.h"
 #include "mountns.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 typedef struct {
 	const char *mountpoint;
@@ -240,6 +243,55 @@ START_TEST(test_self_is_same)
 }
 END_TEST
 
+/*
+ * The device of the mount a file lies on stands in for st_dev (btrfs
+ * gives each subvolume its own): this test file, on whatever file system
+ * the tree is, with st_dev made wrong on purpose. Its mount's device is
+ * looked up in /proc/self/mountinfo by hand.
+ */
+START_TEST(test_mountdevs)
+{
+	g_autoptr(MountDevs) md = mountdevs_new();
+	g_autoptr(GArray) mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	struct statx stx;
+	guint64 mount_dev = 0;
+	struct stat st;
+	int fd;
+
+	proc_set_root(NULL);
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	fd = open(TEST_SRCDIR "/check_mountns.c", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx), 0);
+	ck_assert(proc_read_mountinfo(0, mounts, NULL));
+	for (guint i = 0; i < mounts->len; i++) {
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
+
+		if (m->id == stx.stx_mnt_id)
+			mount_dev = makedev(m->dev_major, m->dev_minor);
+	}
+	ck_assert_uint_ne(mount_dev, 0);
+
+	/* st_dev and inode as given: the same file. */
+	ck_assert(mountdevs_same_file(md, fd, "", AT_EMPTY_PATH, st.st_dev, st.st_ino,
+				      st.st_dev, st.st_ino));
+	/* Another inode: never. */
+	ck_assert(!mountdevs_same_file(md, fd, "", AT_EMPTY_PATH, st.st_dev, st.st_ino,
+				       st.st_dev, st.st_ino + 1));
+	/* st_dev another than the maps line's, the mount's device the maps line's: the same. */
+	ck_assert(mountdevs_same_file(md, fd, "", AT_EMPTY_PATH, st.st_dev + 1, st.st_ino,
+				      mount_dev, st.st_ino));
+	/* Neither st_dev nor the mount's device: another file. */
+	ck_assert(!mountdevs_same_file(md, fd, "", AT_EMPTY_PATH, mount_dev + 2, st.st_ino,
+				       mount_dev + 1, st.st_ino));
+	/* By path, as the sweep asks. */
+	ck_assert(mountdevs_same_file(md, AT_FDCWD, TEST_SRCDIR "/check_mountns.c",
+				      AT_SYMLINK_NOFOLLOW, st.st_dev + 1, st.st_ino, mount_dev, st.st_ino));
+	close(fd);
+}
+END_TEST
+
 static Suite *
 mountns_suite(void)
 {
@@ -251,6 +303,7 @@ mountns_suite(void)
 	tcase_add_test(tc, test_prefix_root);
 	tcase_add_test(tc, test_drop_names);
 	tcase_add_test(tc, test_self_is_same);
+	tcase_add_test(tc, test_mountdevs);
 	suite_add_tcase(s, tc);
 	return s;
 }
