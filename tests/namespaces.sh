@@ -11,9 +11,11 @@
 #      chroot (as a container engine without pivot_root does) and made the
 #      root of a namespace (pivot_root);
 #   4. a user namespace of nobody with a tmpfs over a prefix, holding
-#      programs no path here reaches.
+#      programs no path here reaches;
+#   5. a systemd-nspawn container (--register=no --keep-unit) running a
+#      program of a directory tree.
 #
-# For 1-3: the program runs beside a launcher; it must be learned by its
+# For 1-3 and 5: the program runs beside a launcher; it must be learned by its
 # real files (the state names the paths that reach them here, never the
 # paths it saw), and once evicted, its data file must be read back while
 # the launcher runs alone (mincore on the real file), while the file of
@@ -21,7 +23,7 @@
 # SIGUSR1 dump counts the programs and the drops.
 #
 # Exit status: 0 pass, 1 fail, 77 skipped (not root, or no unshare,
-# mount namespaces, squashfs, loop devices or overlayfs).
+# mount namespaces, squashfs, loop devices, overlayfs or systemd-nspawn).
 
 set -u
 
@@ -217,9 +219,9 @@ check() {
 	cat "$work/nsline"
 }
 
-# CASES: the cases to run (default all: "1 2 3 4").
+# CASES: the cases to run (default all: "1 2 3 4 5").
 want() {
-	case " ${CASES:-1 2 3 4} " in *" $1 "*) return 0 ;; esac
+	case " ${CASES:-1 2 3 4 5} " in *" $1 "*) return 0 ;; esac
 	return 1
 }
 
@@ -273,6 +275,24 @@ elif mount -t overlay overlay -o "lowerdir=$work/ov/lower,upperdir=$work/ov/uppe
 	passed=$((passed + 1))
 else
 	skipped="$skipped overlayfs (cannot mount an overlay)"
+fi
+
+# ---- 5. a systemd-nspawn container running a program ----
+if ! want 5; then
+	:
+elif ! command -v systemd-nspawn > /dev/null; then
+	skipped="$skipped systemd-nspawn (not installed)"
+elif case "$work" in /tmp/*) true ;; *) false ;; esac; then
+	# nspawn mounts a tmpfs of its own on the container's /tmp.
+	skipped="$skipped systemd-nspawn (the build tree is under /tmp)"
+else
+	tree "$work/nspawn"
+	mkdir -p "$work/nspawn/etc" "$work/nspawn/usr"
+	: > "$work/nspawn/etc/os-release"
+	check "systemd-nspawn" "$work/nspawn" \
+		systemd-nspawn --register=no --keep-unit -q -D "$work/nspawn" \
+		"$work/app/bin/app" 60 "$work/app/data.bin"
+	passed=$((passed + 1))
 fi
 
 # ---- 4. nobody's user namespace, a tmpfs over a prefix ----
