@@ -132,7 +132,16 @@
 /* The I/O class bits of ioprio_get()/ioprio_set() (linux/ioprio.h). */
 #define IOPRIO_WHO_PROCESS 1
 #define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_BE 2
 #define IOPRIO_CLASS_IDLE 3
+/* The kernel's default best-effort level (IOPRIO_NORM). */
+#define IOPRIO_BE_NORM 4
+
+/*
+ * Bytes of an urgent batch in flight at most: it races a starting
+ * program's own small reads, so it queues deeper than a background one.
+ */
+#define URGENT_INFLIGHT_MAX (4 * READAHEAD_INFLIGHT_MAX)
 
 typedef struct Job Job;
 
@@ -153,6 +162,15 @@ struct Readahead {
 	Job *job;              /* the background batch, guarded by job_lock */
 	guint64 abandoned;     /* batches abandoned past their deadline, guarded by job_lock */
 	guint stuck;           /* of those, whose thread has not ended yet, guarded by job_lock */
+	/*
+	 * At most one urgent thread (readahead_start_urgent()); batches given
+	 * while it runs wait in urgent_pending and it reads them next, as
+	 * long as urgent_open says it still takes them. Guarded by job_lock.
+	 */
+	Job *urgent;
+	GPtrArray *urgent_pending;  /* GArray of OrderRequest */
+	gboolean urgent_open;
+	gint urgent_running;   /* atomic: background batches wait while set */
 	GMutex hold_lock;
 	gint64 hold_until;     /* readahead_hold(), guarded by hold_lock */
 };
@@ -170,8 +188,10 @@ typedef struct {
 	const OrderRequest *reqs;  /* the slice being read */
 	const GArray *groups;      /* its groups, in reading order */
 	gint next_group;           /* atomic: the next group a worker takes */
-	const gint *stop;          /* the job's stop flag for a background batch; NULL: never */
+	const gint *stop;          /* the job's stop flag; NULL: never */
 	gint64 *progress;          /* the job's: monotonic us of the last step; NULL: none */
+	gboolean urgent;           /* never held; background batches wait for it */
+	guint64 inflight_max;      /* READAHEAD_INFLIGHT_MAX, or more when urgent */
 	gboolean check_residency;
 	GMutex lock;               /* guards everything below */
 	ReadaheadStats stats;
@@ -305,12 +325,18 @@ readahead_hold(Readahead *ra, gint64 until)
 	g_mutex_unlock(&ra->hold_lock);
 }
 
-/* Sleeps through a hold, in short naps so that a stop is seen soon. */
+/*
+ * Sleeps through a hold, and while an urgent batch runs, in short naps
+ * so that a stop is seen soon. An urgent batch is never held: it reads
+ * what a starting program is about to wait for.
+ */
 static void
 hold_wait(const Batch *batch)
 {
 	Readahead *ra = batch->ra;
 
+	if (batch->urgent)
+		return;
 	for (;;) {
 		gint64 until, now;
 
@@ -318,6 +344,11 @@ hold_wait(const Batch *batch)
 		until = ra->hold_until;
 		g_mutex_unlock(&ra->hold_lock);
 		now = g_get_monotonic_time();
+		if (g_atomic_int_get(&ra->urgent_running) > 0) {
+			/* Waiting for the urgent thread, which has a deadline of its own. */
+			batch_alive((Batch *)batch);
+			until = MAX(until, now + 20000);
+		}
 		if (now >= until || batch_stopped(batch)) {
 			batch_alive((Batch *)batch);
 			return;
@@ -334,7 +365,7 @@ static void
 inflight_take(Batch *batch, guint64 n)
 {
 	g_mutex_lock(&batch->lock);
-	while (batch->inflight > 0 && batch->inflight + n > READAHEAD_INFLIGHT_MAX)
+	while (batch->inflight > 0 && batch->inflight + n > batch->inflight_max)
 		g_cond_wait(&batch->inflight_cond, &batch->lock);
 	batch->inflight += n;
 	g_mutex_unlock(&batch->lock);
@@ -971,7 +1002,7 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 
 static void
 batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const gint *stop,
-	   gint64 *progress)
+	   gint64 *progress, gboolean urgent)
 {
 	memset(batch, 0, sizeof(*batch));
 	g_mutex_init(&batch->lock);
@@ -979,6 +1010,8 @@ batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const g
 	batch->ra = ra;
 	batch->stop = stop;
 	batch->progress = progress;
+	batch->urgent = urgent;
+	batch->inflight_max = urgent ? URGENT_INFLIGHT_MAX : READAHEAD_INFLIGHT_MAX;
 	batch->check_residency = options->check_residency;
 	batch->warning_limit = options->warning_limit;
 	batch->notice_limit = options->notice_limit;
@@ -1015,7 +1048,7 @@ batch_finish(Batch *batch)
 
 static ReadaheadStats
 run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, const gint *stop,
-	  gint64 *progress)
+	  gint64 *progress, gboolean urgent)
 {
 	/* Kept to the end: batch.opened borrows their paths. */
 	g_autoptr(GPtrArray) slices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
@@ -1024,7 +1057,7 @@ run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, cons
 	Worker self = { &batch, NULL, FALSE };
 	guint i = 0;
 
-	batch_init(&batch, ra, options, stop, progress);
+	batch_init(&batch, ra, options, stop, progress, urgent);
 	while (i < requests->len) {
 		GArray *slice;
 		guint end;
@@ -1054,15 +1087,16 @@ readahead_run(Readahead *ra, GArray *requests, const ReadaheadOptions *options)
 	g_return_val_if_fail(ra != NULL, stats);
 	g_return_val_if_fail(requests != NULL, stats);
 	g_return_val_if_fail(options != NULL, stats);
-	return run_batch(ra, requests, options, NULL, NULL);
+	return run_batch(ra, requests, options, NULL, NULL, FALSE);
 }
 
 /* ---- the reader and its background batch ---- */
 
 /*
- * A background batch. Its thread may block for good in an open or a read
- * of a file system that stopped answering (a dead NFS server, a hung FUSE
- * daemon), and no signal gets it out short of the process's end. So the
+ * A background batch, or the urgent thread. Its thread may block for good
+ * in an open or a read of a file system that stopped answering (a dead
+ * NFS server, a hung FUSE daemon), and no signal gets it out short of the
+ * process's end. So the
  * main thread never joins a batch that may be stuck: a batch that made no
  * step for READAHEAD_DEADLINE_US is abandoned (its thread detached, its
  * done never called, counted) and the next one starts; at exit the daemon
@@ -1079,8 +1113,9 @@ struct Job {
 	ReadaheadStats stats;
 	GThread *thread;
 	GSource *idle;     /* attached by the thread at its end: hands the job back */
-	gint stop;         /* atomic: readahead_supersede() */
+	gint stop;         /* atomic: readahead_supersede(), or the exit for the urgent one */
 	gint64 progress;   /* __atomic: monotonic us of the batch's last step */
+	gboolean urgent;   /* in ra->urgent, not ra->job */
 	/* guarded by ra->job_lock: */
 	gboolean finished; /* the thread is past its batch */
 	gboolean abandoned; /* given up: the thread frees the job */
@@ -1091,6 +1126,7 @@ readahead_unref(Readahead *ra)
 {
 	if (!g_atomic_int_dec_and_test(&ra->refs))
 		return;
+	g_ptr_array_unref(ra->urgent_pending);
 	g_cond_clear(&ra->job_cond);
 	g_mutex_clear(&ra->hold_lock);
 	g_mutex_clear(&ra->job_lock);
@@ -1113,18 +1149,20 @@ job_free(Job *job)
 }
 
 /*
- * Joins the background batch if it is `expected` (or any, with NULL),
- * which must have finished, and, with deliver, calls its done.
+ * Joins the background batch (or with urgent, the urgent thread) if it
+ * is `expected` (or any, with NULL), which must have finished, and, with
+ * deliver, calls its done.
  */
 static void
-job_finish(Readahead *ra, Job *expected, gboolean deliver)
+job_finish(Readahead *ra, Job *expected, gboolean urgent, gboolean deliver)
 {
+	Job **slot = urgent ? &ra->urgent : &ra->job;
 	Job *job;
 
 	g_mutex_lock(&ra->job_lock);
-	job = ra->job;
+	job = *slot;
 	if (job && (!expected || job == expected))
-		ra->job = NULL;
+		*slot = NULL;
 	else
 		job = NULL;
 	g_mutex_unlock(&ra->job_lock);
@@ -1133,27 +1171,40 @@ job_finish(Readahead *ra, Job *expected, gboolean deliver)
 
 	g_thread_join(job->thread);
 	/* Cleared first, so done may start the next batch. */
-	g_atomic_int_set(&ra->busy, 0);
+	if (!urgent)
+		g_atomic_int_set(&ra->busy, 0);
 	if (deliver && job->done)
 		job->done(&job->stats, job->user_data);
 	job_free(job);
 	readahead_unref(ra);
 }
 
-/* Gives up the running job (job_lock held; it has not finished). */
+/*
+ * Gives up the running background job, or with urgent the urgent one
+ * (job_lock held; it has not finished). The urgent one's queue goes with
+ * it: its done is never called, and the next urgent batch starts a new
+ * thread.
+ */
 static void
-job_abandon(Readahead *ra)
+job_abandon(Readahead *ra, gboolean urgent)
 {
-	Job *job = ra->job;
+	Job **slot = urgent ? &ra->urgent : &ra->job;
+	Job *job = *slot;
 
-	ra->job = NULL;
+	*slot = NULL;
 	job->abandoned = TRUE;
 	g_atomic_int_set(&job->stop, 1);
 	g_thread_unref(job->thread);  /* detached: nobody joins it */
 	job->thread = NULL;
 	ra->abandoned++;
 	ra->stuck++;
-	g_atomic_int_set(&ra->busy, 0);
+	if (urgent) {
+		ra->urgent_open = FALSE;
+		g_ptr_array_set_size(ra->urgent_pending, 0);
+		g_atomic_int_set(&ra->urgent_running, 0);
+	} else {
+		g_atomic_int_set(&ra->busy, 0);
+	}
 }
 
 static gboolean
@@ -1161,33 +1212,38 @@ job_finish_idle(gpointer data)
 {
 	Job *job = data;
 
-	job_finish(job->ra, job, TRUE);
+	job_finish(job->ra, job, job->urgent, TRUE);
 	return G_SOURCE_REMOVE;
 }
 
-static gpointer
-job_thread(gpointer data)
+/* Hands the job back to the main context, where job_finish_idle() joins it. */
+static void
+job_hand_back(Job *job)
 {
-	Job *job = data;
-	Readahead *ra = job->ra;
-	gboolean abandoned;
+	GSource *idle = g_idle_source_new();
 
-	job->stats = run_batch(ra, job->requests, &job->options, &job->stop, &job->progress);
-	g_clear_pointer(&job->requests, g_array_unref);
-	g_mutex_lock(&ra->job_lock);
+	g_source_set_priority(idle, G_PRIORITY_DEFAULT_IDLE);
+	g_source_set_callback(idle, job_finish_idle, job, NULL);
+	/* Set before it can run; read by job_finish() after the join. */
+	job->idle = idle;
+	g_source_attach(idle, NULL);
+}
+
+/*
+ * The end of a job's thread, called with job_lock held, which it
+ * releases: the job is handed back, or if it was abandoned meanwhile,
+ * freed with its reference to the reader.
+ */
+static void
+job_end(Readahead *ra, Job *job)
+{
+	gboolean abandoned = job->abandoned;
+
 	job->finished = TRUE;
-	abandoned = job->abandoned;
-	if (abandoned) {
+	if (abandoned)
 		ra->stuck--;
-	} else {
-		GSource *idle = g_idle_source_new();
-
-		g_source_set_priority(idle, G_PRIORITY_DEFAULT_IDLE);
-		g_source_set_callback(idle, job_finish_idle, job, NULL);
-		/* Set before it can run; read by job_finish() after the join. */
-		job->idle = idle;
-		g_source_attach(idle, NULL);
-	}
+	else
+		job_hand_back(job);
 	g_cond_broadcast(&ra->job_cond);
 	g_mutex_unlock(&ra->job_lock);
 	if (abandoned) {
@@ -1195,18 +1251,95 @@ job_thread(gpointer data)
 		job_free(job);
 		readahead_unref(ra);
 	}
+}
+
+static gpointer
+job_thread(gpointer data)
+{
+	Job *job = data;
+	Readahead *ra = job->ra;
+
+	job->stats = run_batch(ra, job->requests, &job->options, &job->stop, &job->progress, FALSE);
+	g_clear_pointer(&job->requests, g_array_unref);
+	g_mutex_lock(&ra->job_lock);
+	job_end(ra, job);
 	return NULL;
 }
 
-/* Whether the running job (job_lock held) made no step for the deadline, holds aside. */
+static void
+stats_add(ReadaheadStats *sum, const ReadaheadStats *s)
+{
+	sum->requests += s->requests;
+	sum->files += s->files;
+	sum->failed += s->failed;
+	sum->skipped += s->skipped;
+	sum->bytes += s->bytes;
+	sum->syscalls += s->syscalls;
+	sum->resident_bytes += s->resident_bytes;
+	sum->resident_ranges += s->resident_ranges;
+	sum->probes += s->probes;
+	sum->threads = MAX(sum->threads, s->threads);
+	sum->threads_not_idle = MAX(sum->threads_not_idle, s->threads_not_idle);
+	sum->slices += s->slices;
+	sum->superseded = sum->superseded || s->superseded;
+	sum->dropped += s->dropped;
+}
+
+/*
+ * The urgent thread: reads its batch and every batch given meanwhile, in
+ * the best-effort I/O class (its workers inherit it): a starting program
+ * waits for these pages, and idle-class reads would be served after its
+ * own ones, too late to help. It can block on a hung mount like a
+ * background batch, so it carries the same progress and deadline: an
+ * abandoned one leaves the queue and urgent_open to its successor.
+ */
+static gpointer
+urgent_thread(gpointer data)
+{
+	Job *job = data;
+	Readahead *ra = job->ra;
+	GArray *requests = g_steal_pointer(&job->requests);
+
+#ifdef SYS_ioprio_set
+	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		      (IOPRIO_CLASS_BE << IOPRIO_CLASS_SHIFT) | IOPRIO_BE_NORM);
+#endif
+	for (;;) {
+		ReadaheadStats stats = run_batch(ra, requests, &job->options, &job->stop,
+						 &job->progress, TRUE);
+
+		stats_add(&job->stats, &stats);
+		g_array_unref(requests);
+		g_mutex_lock(&ra->job_lock);
+		if (!job->abandoned && ra->urgent_pending->len > 0) {
+			requests = g_ptr_array_steal_index(ra->urgent_pending, 0);
+			g_mutex_unlock(&ra->job_lock);
+			continue;
+		}
+		if (!job->abandoned) {
+			ra->urgent_open = FALSE;
+			g_atomic_int_set(&ra->urgent_running, 0);
+		}
+		break;
+	}
+	job_end(ra, job);
+	return NULL;
+}
+
+/*
+ * Whether the running job (job_lock held) made no step for the deadline,
+ * holds aside (an urgent job is never held).
+ */
 static gboolean
 job_overdue(Readahead *ra, const Job *job, gint64 now)
 {
 	gint64 last = __atomic_load_n(&job->progress, __ATOMIC_RELAXED);
 
-	g_mutex_lock(&ra->hold_lock);
-	last = MAX(last, ra->hold_until);
-	g_mutex_unlock(&ra->hold_lock);
+	if (!job->urgent) {
+		g_mutex_lock(&ra->hold_lock);
+		last = MAX(last, ra->hold_until);
+		g_mutex_unlock(&ra->hold_lock);
+	}
 	return !job->finished && now - last > READAHEAD_DEADLINE_US;
 }
 
@@ -1221,6 +1354,7 @@ readahead_new(PagecacheProbes probes)
 	g_mutex_init(&ra->job_lock);
 	g_cond_init(&ra->job_cond);
 	g_mutex_init(&ra->hold_lock);
+	ra->urgent_pending = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
 	return ra;
 }
 
@@ -1268,16 +1402,21 @@ start_job(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
 	return FALSE;
 }
 
-/* Abandons the running job if it is past its deadline; TRUE if it did. */
+/*
+ * Abandons the running background job, or with urgent the urgent one, if
+ * it is past its deadline; TRUE if it did.
+ */
 static gboolean
-abandon_overdue(Readahead *ra)
+abandon_overdue(Readahead *ra, gboolean urgent)
 {
+	Job *job;
 	gboolean abandon;
 
 	g_mutex_lock(&ra->job_lock);
-	abandon = ra->job && job_overdue(ra, ra->job, g_get_monotonic_time());
+	job = urgent ? ra->urgent : ra->job;
+	abandon = job && job_overdue(ra, job, g_get_monotonic_time());
 	if (abandon)
-		job_abandon(ra);
+		job_abandon(ra, urgent);
 	g_mutex_unlock(&ra->job_lock);
 	if (abandon)
 		g_warning("readahead: a batch made no progress for %d s, a file system is not "
@@ -1294,8 +1433,14 @@ readahead_start(Readahead *ra, GArray *requests, const ReadaheadOptions *options
 	g_return_val_if_fail(ra != NULL, FALSE);
 	g_return_val_if_fail(requests != NULL, FALSE);
 	g_return_val_if_fail(options != NULL, FALSE);
+	/*
+	 * The background batch waits while the urgent thread runs: not for
+	 * one stuck on a hung mount.
+	 */
+	if (g_atomic_int_get(&ra->urgent_running))
+		(void)abandon_overdue(ra, TRUE);
 	if (g_atomic_int_get(&ra->busy))
-		(void)abandon_overdue(ra);
+		(void)abandon_overdue(ra, FALSE);
 	if (!g_atomic_int_compare_and_exchange(&ra->busy, 0, 1)) {
 		g_array_unref(requests);
 		return FALSE;
@@ -1331,30 +1476,49 @@ readahead_supersede(Readahead *ra)
 	g_mutex_unlock(&ra->job_lock);
 }
 
-gboolean
-readahead_wait_until(Readahead *ra, gint64 until, gboolean deliver)
+/* readahead_wait_until() for the background job, or with urgent the urgent one. */
+static gboolean
+job_wait_until(Readahead *ra, gboolean urgent, gint64 until, gboolean deliver)
 {
+	Job **slot = urgent ? &ra->urgent : &ra->job;
 	gboolean finished = TRUE;
 
-	g_return_val_if_fail(ra != NULL, FALSE);
-
 	g_mutex_lock(&ra->job_lock);
-	while (ra->job && !ra->job->finished && (until == G_MAXINT64 || g_get_monotonic_time() < until)) {
+	while (*slot && !(*slot)->finished && (until == G_MAXINT64 || g_get_monotonic_time() < until)) {
 		if (until == G_MAXINT64)
 			g_cond_wait(&ra->job_cond, &ra->job_lock);
 		else
 			(void)g_cond_wait_until(&ra->job_cond, &ra->job_lock, until);
 	}
-	if (ra->job && !ra->job->finished) {
-		job_abandon(ra);
+	if (*slot && !(*slot)->finished) {
+		job_abandon(ra, urgent);
 		finished = FALSE;
 	}
 	g_mutex_unlock(&ra->job_lock);
 	if (finished)
-		job_finish(ra, NULL, deliver);
+		job_finish(ra, NULL, urgent, deliver);
 	else
 		g_warning("readahead: a batch still running after the wait is abandoned");
 	return finished;
+}
+
+gboolean
+readahead_wait_until(Readahead *ra, gint64 until, gboolean deliver)
+{
+	gboolean finished;
+
+	g_return_val_if_fail(ra != NULL, FALSE);
+
+	finished = job_wait_until(ra, FALSE, until, deliver);
+	/*
+	 * The urgent thread's reads in flight complete, no new one starts; one
+	 * stuck on a hung mount is abandoned at the same time limit.
+	 */
+	g_mutex_lock(&ra->job_lock);
+	if (ra->urgent)
+		g_atomic_int_set(&ra->urgent->stop, 1);
+	g_mutex_unlock(&ra->job_lock);
+	return job_wait_until(ra, TRUE, until, deliver) && finished;
 }
 
 void
@@ -1376,6 +1540,60 @@ readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck)
 	if (stuck)
 		*stuck = ra->stuck;
 	g_mutex_unlock(&ra->job_lock);
+}
+
+gboolean
+readahead_start_urgent(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
+		       ReadaheadDone done, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	gboolean taken = FALSE;
+	Job *job;
+
+	g_return_val_if_fail(ra != NULL, FALSE);
+	g_return_val_if_fail(requests != NULL, FALSE);
+	g_return_val_if_fail(options != NULL, FALSE);
+
+	/* A thread stuck on a hung mount must not keep every later start out. */
+	if (g_atomic_int_get(&ra->urgent_running))
+		(void)abandon_overdue(ra, TRUE);
+	g_mutex_lock(&ra->job_lock);
+	if (ra->urgent_open) {
+		/* The running thread reads it next, after the one it reads. */
+		g_ptr_array_add(ra->urgent_pending, requests);
+		taken = TRUE;
+	} else if (!ra->urgent) {
+		job = g_new0(Job, 1);
+		job->ra = ra;
+		job->requests = requests;
+		job->options = *options;
+		job->done = done;
+		job->user_data = user_data;
+		job->urgent = TRUE;
+		job->progress = g_get_monotonic_time();
+		g_atomic_int_inc(&ra->refs);
+		ra->urgent = job;
+		ra->urgent_open = TRUE;
+		g_atomic_int_set(&ra->urgent_running, 1);
+		/* Under the lock, so job_finish() never sees a job without its thread. */
+		job->thread = g_thread_try_new("readahead-urgent", urgent_thread, job, &error);
+		if (job->thread) {
+			taken = TRUE;
+		} else {
+			ra->urgent = NULL;
+			ra->urgent_open = FALSE;
+			g_atomic_int_set(&ra->urgent_running, 0);
+			g_atomic_int_dec_and_test(&ra->refs);
+			job->requests = NULL;
+			job_free(job);
+		}
+	}
+	g_mutex_unlock(&ra->job_lock);
+	if (error && limit_allows(options->warning_limit))
+		g_warning("cannot start the urgent readahead thread: %s", error->message);
+	if (!taken)
+		g_array_unref(requests);
+	return taken;
 }
 
 /* ---- I/O priority ---- */

@@ -22,8 +22,10 @@
  * already cached costs no readahead call.
  *
  * A Readahead is the daemon's reader: it runs at most one background
- * batch at a time, holds new reads while a program starts, and remembers
- * which residency calls the kernel refused. With maxprocs > 0 a batch
+ * batch at a time, and one urgent thread for the programs starting now
+ * (readahead_start_urgent()), holds new background reads while a
+ * program starts, and remembers which residency calls the kernel
+ * refused. With maxprocs > 0 a batch
  * runs in a background thread that hands the requests to up to maxprocs
  * worker threads, so the main loop never waits on the disk; with 0 it
  * runs synchronously. Its methods are called from the thread that runs
@@ -85,6 +87,7 @@ typedef struct Readahead Readahead;
  * readahead_start() abandons it (its thread is detached, never joined,
  * and counted: readahead_get_abandoned()) and starts the new batch. A
  * healthy disk reads a chunk in well under a second even when busy.
+ * The same holds for the urgent thread (readahead_start_urgent()).
  */
 #define READAHEAD_DEADLINE_US (10 * G_USEC_PER_SEC)
 /* How long readahead_free() waits for a running batch before abandoning it. */
@@ -140,14 +143,33 @@ void readahead_supersede(Readahead *ra);
  * should not queue behind prefetching on a disk that serves all I/O alike.
  */
 void readahead_hold(Readahead *ra, gint64 until);
-/* Waits for a running batch, however long it takes, and delivers its done. */
+/*
+ * Reads the requests (taken) at once in an urgent thread, for a program
+ * starting now: never held (readahead_hold()), never superseded, in the
+ * best-effort I/O class, with more in flight than a background batch,
+ * and while it runs the background batch starts no new read or open.
+ * A batch given while the urgent thread runs is read next by it and
+ * counted in the same done, which is called in the default main context
+ * when the thread has read them all. It has the background batch's
+ * deadline (READAHEAD_DEADLINE_US, holds aside): a thread past it is
+ * abandoned by the next start, and its done is never called. Returns
+ * FALSE (and frees requests) if no thread could take them.
+ */
+gboolean readahead_start_urgent(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
+				ReadaheadDone done, gpointer user_data);
+/*
+ * Waits for the running batches, however long it takes, and delivers
+ * their done; the urgent thread starts no new read once the background
+ * batch has ended.
+ */
 void readahead_wait(Readahead *ra);
 /*
- * Waits for a running batch until the monotonic time `until` (us), then
- * joins it and, with deliver, calls its done; TRUE. A batch still running
- * then is abandoned (see READAHEAD_DEADLINE_US): FALSE, its done never
- * called. For the exit, which must not wait for a file system that
- * stopped answering.
+ * Waits for the running batches (the background one, then the urgent
+ * thread, which starts no new read from then on) until the monotonic
+ * time `until` (us), then joins them and, with deliver, calls their
+ * done; TRUE. A batch still running then is abandoned (see
+ * READAHEAD_DEADLINE_US): FALSE, its done never called. For the exit,
+ * which must not wait for a file system that stopped answering.
  */
 gboolean readahead_wait_until(Readahead *ra, gint64 until, gboolean deliver);
 /*
