@@ -298,3 +298,13 @@ CONF_INT(system, maxreadfiles, 256, 0, 65536, "files",
 CONF_INT(system, maxreadkb, 65536, 0, G_GINT64_CONSTANT(1) << 30, "KB",
 	"The most bytes (in KB) of files learned from start-up opens per "
 	"program, over all its starts.")
+
+CONF_INT(system, launchfetchkb, 131072, 0, G_GINT64_CONSTANT(1) << 32, "KB",
+	"When the fanotify watch sees a known program start and more than a "
+	"tenth of what it learned the program loads (its maps and start-up "
+	"reads) is not in the page cache, that set is read at once, up to "
+	"this much of it (most used maps first), in on-disk order and large "
+	"requests beside the program's own reads; execpause does not hold "
+	"these reads, and prefetching for predictions waits for them. At most "
+	"once per program per cycle, and at most 4 such reads at once, then "
+	"one per second. 0 turns it off.")

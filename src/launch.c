@@ -7,8 +7,12 @@
 
 #include "launch.h"
 
+#include "order.h"
+
 struct Launch {
 	LaunchHooks hooks;
+	LaunchRate rate;
+	LaunchStats stats;
 };
 
 LaunchDecision
@@ -24,6 +28,74 @@ launch_decide(const Conf *conf, gint64 model_time, const Exe *exe, gint64 now_us
 	d.measure = exe->hits_checked_at == 0 ||
 		    now_us - exe->hits_checked_at >= conf->cycle * G_USEC_PER_SEC;
 	return d;
+}
+
+LaunchFetch
+launch_fetch_decide(const Conf *conf, const LaunchHits *hits, LaunchRate *rate, gint64 now_us)
+{
+	guint64 missing;
+	gint64 next;
+
+	g_return_val_if_fail(conf != NULL && hits != NULL && rate != NULL, LAUNCH_FETCH_OFF);
+
+	if (conf->launchfetchkb <= 0)
+		return LAUNCH_FETCH_OFF;
+	/*
+	 * Files whose residency the kernel would not tell count as missing:
+	 * reading them costs nothing where their pages are cached after all.
+	 */
+	missing = hits->bytes - MIN(hits->resident, hits->bytes);
+	if (missing == 0 || missing * 10 <= hits->bytes)
+		return LAUNCH_FETCH_CACHED;
+	/* Each batch moves the clear time on by an interval; a burst may run ahead. */
+	next = MAX(rate->clear_at, now_us) + LAUNCH_FETCH_INTERVAL_US;
+	if (next - now_us > LAUNCH_FETCH_BURST * LAUNCH_FETCH_INTERVAL_US)
+		return LAUNCH_FETCH_LIMITED;
+	rate->clear_at = next;
+	return LAUNCH_FETCH_READ;
+}
+
+/* Most likely used first; in the exe's own order among equals. */
+static gint
+by_prob(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+	const ExeMap *maps = user_data;
+	guint i = *(const guint *)a, j = *(const guint *)b;
+
+	if (maps[i].prob != maps[j].prob)
+		return maps[i].prob > maps[j].prob ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+GArray *
+launch_fetch_requests(const Exe *exe, guint64 max_bytes)
+{
+	GArray *requests = order_requests_new();
+	g_autofree guint *idx = NULL;
+	const ExeMap *maps;
+	guint64 total = 0;
+	guint n;
+
+	g_return_val_if_fail(exe != NULL, requests);
+
+	n = exe->exemaps ? exe->exemaps->len : 0;
+	if (n == 0)
+		return requests;
+	maps = (const ExeMap *)(const void *)exe->exemaps->data;
+	idx = g_new(guint, n);
+	for (guint i = 0; i < n; i++)
+		idx[i] = i;
+	g_qsort_with_data(idx, (gint)n, sizeof(*idx), by_prob, (gpointer)maps);
+	for (guint k = 0; k < n && total < max_bytes; k++) {
+		const Map *map = maps[idx[k]].map;
+		guint64 length = MIN(map->length, max_bytes - total);
+
+		if (length == 0)
+			continue;
+		order_requests_add(requests, map->path, map->offset, length);
+		total += length;
+	}
+	return requests;
 }
 
 Launch *
@@ -42,6 +114,41 @@ void
 launch_free(Launch *launch)
 {
 	g_free(launch);
+}
+
+/* The launch-time prefetch of a measured start. */
+static void
+launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits *hits,
+	     gint64 now)
+{
+	const LaunchHooks *h = &launch->hooks;
+	LaunchRate before = launch->rate;
+	GArray *requests;
+	guint64 bytes = 0;
+
+	switch (launch_fetch_decide(conf, hits, &launch->rate, now)) {
+	case LAUNCH_FETCH_OFF:
+		return;
+	case LAUNCH_FETCH_CACHED:
+		launch->stats.cached++;
+		return;
+	case LAUNCH_FETCH_LIMITED:
+		launch->stats.limited++;
+		return;
+	case LAUNCH_FETCH_READ:
+		break;
+	}
+	requests = launch_fetch_requests(exe, (guint64)conf->launchfetchkb * 1024);
+	for (guint i = 0; i < requests->len; i++)
+		bytes += g_array_index(requests, OrderRequest, i).length;
+	if (!h->fetch(h->data, exe, requests)) {
+		/* Nothing was read: the rate bound owes nothing either. */
+		launch->rate = before;
+		launch->stats.refused++;
+		return;
+	}
+	launch->stats.fetches++;
+	launch->stats.fetch_bytes += bytes;
 }
 
 Exe *
@@ -70,7 +177,26 @@ launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path
 		h->measure(h->data, exe, model->prefetch_seq, &hits);
 		exe_hits_add(&exe->hits, hits.bytes, hits.prefetched, hits.probed, hits.resident);
 		exe->hits_checked_at = now;
+		if (h->fetch)
+			launch_fetch(launch, conf, exe, &hits, now);
 	}
 	model->dirty = TRUE;
 	return exe;
+}
+
+void
+launch_fetch_done(Launch *launch, guint64 bytes)
+{
+	g_return_if_fail(launch != NULL);
+
+	launch->stats.done++;
+	launch->stats.read_bytes += bytes;
+}
+
+const LaunchStats *
+launch_get_stats(const Launch *launch)
+{
+	g_return_val_if_fail(launch != NULL, NULL);
+
+	return &launch->stats;
 }

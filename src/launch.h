@@ -16,13 +16,24 @@
  *              once per program per cycle: a build that runs a compiler
  *              a thousand times must not probe the same files a
  *              thousand times.
+ *   fetch      a measured start whose learned set is more than a tenth
+ *              missing from the page cache gets it read at once, as an
+ *              urgent batch beside the program's own reads: the
+ *              launch-time prefetch of FAST, ClusterFetch and Windows'
+ *              prefetcher, for the starts no prediction covered. It
+ *              follows the measurement, so at most once per program per
+ *              cycle, at most launchfetchkb of the set (most used maps
+ *              first), and at most LAUNCH_FETCH_BURST batches at once,
+ *              then one per LAUNCH_FETCH_INTERVAL_US: a script that starts
+ *              a hundred programs does not queue a hundred batches.
  *
  * The decisions are pure (launch_decide(), on a model time and a
  * monotonic time passed in); launch_exec() applies them through hooks,
  * so the clock, the readahead hold and the page-cache measurement are
  * injected and the policy is tested on struct literals.
  *
- * Ownership: a Launch holds only its hooks; the model is borrowed.
+ * Ownership: a Launch holds its hooks, its rate bound and its counts;
+ * the model is borrowed.
  */
 #pragma once
 
@@ -30,6 +41,11 @@
 
 #include "conf.h"
 #include "model.h"
+
+/* The rate bound of urgent batches: a burst of this many... */
+#define LAUNCH_FETCH_BURST 4
+/* ...then one per this many monotonic microseconds. */
+#define LAUNCH_FETCH_INTERVAL_US G_USEC_PER_SEC
 
 typedef struct Launch Launch;
 
@@ -48,6 +64,12 @@ typedef struct LaunchHooks {
 	void (*hold)(gpointer data, gint64 until_us);
 	/* Measure exe's learned set against the prefetch prefetch_seq; required. */
 	void (*measure)(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits);
+	/*
+	 * Read requests (OrderRequest, order.h; taken) now, as an urgent
+	 * batch off the calling thread; FALSE if the reader cannot take
+	 * them. NULL: no launch-time prefetch.
+	 */
+	gboolean (*fetch)(gpointer data, const Exe *exe, GArray *requests);
 	gpointer data;        /* passed to all of the above */
 } LaunchHooks;
 
@@ -56,6 +78,48 @@ typedef struct LaunchDecision {
 	gint64 hold_until;    /* monotonic us to hold the readahead back until, 0: no hold */
 	gboolean measure;     /* measure this start's learned set */
 } LaunchDecision;
+
+/* Why a measured start did or did not get an urgent batch. */
+typedef enum {
+	LAUNCH_FETCH_OFF,      /* launchfetchkb = 0, or no fetch hook */
+	LAUNCH_FETCH_CACHED,   /* at most a tenth of the learned set was missing */
+	LAUNCH_FETCH_LIMITED,  /* over the rate bound */
+	LAUNCH_FETCH_READ,     /* read it */
+} LaunchFetch;
+
+/*
+ * The rate bound's state (a generic cell rate: the time the bound is
+ * next clear, monotonic us); zeroed: clear.
+ */
+typedef struct LaunchRate {
+	gint64 clear_at;
+} LaunchRate;
+
+/* What the launch-time prefetch did since the Launch was made. */
+typedef struct LaunchStats {
+	guint64 fetches;      /* urgent batches handed to the reader */
+	guint64 cached;       /* measured starts whose set was cached enough */
+	guint64 limited;      /* not cached, held back by the rate bound */
+	guint64 refused;      /* not cached, the reader could not take the batch */
+	guint64 fetch_bytes;  /* learned bytes asked for (the reader skips cached pages) */
+	guint64 done;         /* urgent batches over (launch_fetch_done()) */
+	guint64 read_bytes;   /* of those, bytes requested from the disk */
+} LaunchStats;
+
+/*
+ * Whether a measured start with these hits gets an urgent batch, at
+ * monotonic time now_us; a READ takes its place in rate. Pure but for
+ * rate.
+ */
+LaunchFetch launch_fetch_decide(const Conf *conf, const LaunchHits *hits, LaunchRate *rate,
+				gint64 now_us);
+
+/*
+ * The requests of exe's urgent batch (a new order_requests_new() array):
+ * its maps, the most likely used first, up to max_bytes in all (the
+ * last one cut). Pure.
+ */
+GArray *launch_fetch_requests(const Exe *exe, guint64 max_bytes);
 
 /*
  * The decisions for a start of exe at monotonic time now_us, with the
@@ -68,9 +132,14 @@ void launch_free(Launch *launch);
 
 /*
  * A start of exe_path: for a known exe, decides, holds, counts the start,
- * measures if due, and marks the model dirty. Returns the exe, or NULL
- * if the model does not know it (nothing is done then).
+ * measures if due, fetches if the measurement calls for it
+ * (launch_fetch_decide()), and marks the model dirty. Returns the exe,
+ * or NULL if the model does not know it (nothing is done then).
  */
 Exe *launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path);
+
+/* An urgent batch is over, having requested bytes from the disk. */
+void launch_fetch_done(Launch *launch, guint64 bytes);
+const LaunchStats *launch_get_stats(const Launch *launch);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Launch, launch_free)

@@ -628,7 +628,8 @@ static const char default_dump[] =
 	"netfs = false\n"
 	"startupwindow = 5\n"
 	"maxreadfiles = 256\n"
-	"maxreadkb = 65536\n";
+	"maxreadkb = 65536\n"
+	"launchfetchkb = 131072\n";
 
 START_TEST(test_dump_defaults)
 {
@@ -741,8 +742,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 18 keys in [model], 21 in [system] */
-	ck_assert_uint_eq(rows->len, 39);
+	/* 18 keys in [model], 22 in [system] */
+	ck_assert_uint_eq(rows->len, 40);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");

@@ -8,8 +8,9 @@
 
 #include "testutil.h"
 #include "launch.h"
+#include "order.h"
 
-/* cycle 20 s, execpause 1000 ms */
+/* cycle 20 s, execpause 1000 ms, launchfetchkb as set (the default, 128 MiB) */
 static Conf *
 test_conf(void)
 {
@@ -55,11 +56,102 @@ START_TEST(test_decide)
 }
 END_TEST
 
+/*
+ * Fetch or not: more than a tenth of the learned set missing (bytes -
+ * resident > bytes / 10) is read; the rate bound lets 4 batches through
+ * at once, then one per second.
+ */
+START_TEST(test_fetch_decide)
+{
+	g_autoptr(Conf) conf = test_conf();
+	LaunchRate rate = { 0 };
+	LaunchHits hits = { .bytes = 1000, .probed = 1000, .resident = 900 };
+
+	/* 100 of 1000 missing: exactly a tenth, cached enough; 101: read. */
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_CACHED);
+	ck_assert_int_eq(rate.clear_at, 0);
+	hits.resident = 899;
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_READ);
+	ck_assert_int_eq(rate.clear_at, 11000000);
+	/* Residency unknown (nothing probed): counts as missing. */
+	hits = (LaunchHits){ .bytes = 1000, .probed = 0, .resident = 0 };
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_READ);
+	ck_assert_int_eq(rate.clear_at, 12000000);
+	/* Nothing learned: nothing to read. */
+	hits = (LaunchHits){ 0 };
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_CACHED);
+
+	/* Two more at 10 s make the burst of 4; the fifth is held. */
+	hits = (LaunchHits){ .bytes = 1000, .probed = 1000, .resident = 0 };
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_READ);
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_READ);
+	ck_assert_int_eq(rate.clear_at, 14000000);
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10000000), LAUNCH_FETCH_LIMITED);
+	ck_assert_int_eq(rate.clear_at, 14000000);
+	/* One per second after that: not at 10.999999 s, at 11 s. */
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 10999999), LAUNCH_FETCH_LIMITED);
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 11000000), LAUNCH_FETCH_READ);
+	ck_assert_int_eq(rate.clear_at, 15000000);
+	/* After a quiet minute the bound is clear again. */
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 70000000), LAUNCH_FETCH_READ);
+	ck_assert_int_eq(rate.clear_at, 71000000);
+
+	/* The key turns it off, before anything else. */
+	conf->launchfetchkb = 0;
+	ck_assert_int_eq(launch_fetch_decide(conf, &hits, &rate, 70000000), LAUNCH_FETCH_OFF);
+	ck_assert_int_eq(rate.clear_at, 71000000);
+}
+END_TEST
+
+/*
+ * The requests: most likely maps first (/b at 1.0, then /a and /c at 0.5
+ * in their own order), cut at max_bytes: 350 takes /b's 300 and 50 of /a.
+ */
+START_TEST(test_fetch_requests)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *exe = exe_new("/usr/bin/x", FALSE, 0);
+	g_autoptr(GArray) all = NULL;
+	g_autoptr(GArray) cut = NULL;
+	const OrderRequest *r;
+
+	model_add_exe(model, exe, 0, FALSE);
+	exe_add_map(model, exe, map_new("/a", 0, 100, 0), 0.5);
+	exe_add_map(model, exe, map_new("/b", 0, 300, 0), 1.0);
+	exe_add_map(model, exe, map_new("/c", 4096, 200, 0), 0.5);
+
+	all = launch_fetch_requests(exe, 10000);
+	ck_assert_uint_eq(all->len, 3);
+	r = &g_array_index(all, OrderRequest, 0);
+	ck_assert_str_eq(r->path, "/b");
+	ck_assert_uint_eq(r->length, 300);
+	r = &g_array_index(all, OrderRequest, 1);
+	ck_assert_str_eq(r->path, "/a");
+	ck_assert_uint_eq(r->length, 100);
+	r = &g_array_index(all, OrderRequest, 2);
+	ck_assert_str_eq(r->path, "/c");
+	ck_assert_uint_eq(r->offset, 4096);
+	ck_assert_uint_eq(r->length, 200);
+
+	cut = launch_fetch_requests(exe, 350);
+	ck_assert_uint_eq(cut->len, 2);
+	ck_assert_str_eq(g_array_index(cut, OrderRequest, 0).path, "/b");
+	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 0).length, 300);
+	ck_assert_str_eq(g_array_index(cut, OrderRequest, 1).path, "/a");
+	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 1).offset, 0);
+	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 1).length, 50);
+}
+END_TEST
+
 typedef struct Hooked {
 	gint64 now;
 	GArray *holds;        /* gint64 until_us */
 	guint measured;
 	guint64 measured_seq;
+	guint64 resident;     /* what fake_measure reports resident of its 100 bytes */
+	GPtrArray *fetched;   /* exe paths of the batches taken */
+	guint64 fetched_bytes;
+	gboolean refuse;      /* the reader takes no batch */
 } Hooked;
 
 static gint64
@@ -85,7 +177,21 @@ fake_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hi
 	hits->bytes = 100;
 	hits->prefetched = 40;
 	hits->probed = 90;
-	hits->resident = 60;
+	hits->resident = h->resident;
+}
+
+static gboolean
+fake_fetch(gpointer data, const Exe *exe, GArray *requests)
+{
+	Hooked *h = data;
+
+	for (guint i = 0; i < requests->len; i++)
+		h->fetched_bytes += g_array_index(requests, OrderRequest, i).length;
+	g_array_unref(requests);
+	if (h->refuse)
+		return FALSE;
+	g_ptr_array_add(h->fetched, exe->path);
+	return TRUE;
 }
 
 /*
@@ -102,11 +208,12 @@ START_TEST(test_exec)
 	g_autoptr(Conf) conf = test_conf();
 	g_autoptr(Model) model = model_new();
 	Hooked h = { 0 };
-	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, &h };
+	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, NULL, &h };
 	g_autoptr(Launch) launch = launch_new(&hooks);
 	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
 
 	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
+	h.resident = 60;
 	model_add_exe(model, a, 0, FALSE);
 	a->update_time = 0;
 	model->time = 100;
@@ -151,6 +258,102 @@ START_TEST(test_exec)
 }
 END_TEST
 
+/*
+ * The fetch through launch_exec(), cycle 20 s. Each program uses one
+ * 4096-byte map; fake_measure reports 100 bytes learned, h.resident of
+ * them resident.
+ *   - a compiler (cc) started 1,000 times, 1 ms apart from 1 s on, not
+ *     cached: one batch (the first start), the others not measured;
+ *   - its set cached (resident 95, 5 % missing) a cycle later: measured,
+ *     no batch;
+ *   - eight other programs p0..p7 started at once at 30 s, not cached:
+ *     p0..p3 read (the burst; cc's batch at 1 s has long cleared), p4..p7
+ *     held by the rate bound; p4 again at 31 s is not measured again (same
+ *     cycle), so no batch either;
+ *   - q at 31 s: the rate has a slot again, but the reader refuses it:
+ *     counted refused, and the slot stays free for r at 31 s.
+ */
+START_TEST(test_exec_fetch)
+{
+	g_autoptr(Conf) conf = test_conf();
+	g_autoptr(Model) model = model_new();
+	Hooked h = { 0 };
+	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, fake_fetch, &h };
+	g_autoptr(Launch) launch = launch_new(&hooks);
+	const char *const names[] = { "/usr/bin/cc", "/usr/bin/p0", "/usr/bin/p1", "/usr/bin/p2",
+				      "/usr/bin/p3", "/usr/bin/p4", "/usr/bin/p5", "/usr/bin/p6",
+				      "/usr/bin/p7", "/usr/bin/q", "/usr/bin/r" };
+	const LaunchStats *st = launch_get_stats(launch);
+
+	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
+	h.fetched = g_ptr_array_new();
+	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+		Exe *exe = exe_new(names[i], FALSE, 0);
+
+		model_add_exe(model, exe, 0, FALSE);
+		exe_add_map(model, exe, map_new(names[i], 0, 4096, 0), 1.0);
+	}
+	model->time = 100;
+
+	h.resident = 0;
+	for (guint i = 0; i < 1000; i++) {
+		h.now = 1000000 + (gint64)i * 1000;
+		ck_assert_ptr_nonnull(launch_exec(launch, model, conf, "/usr/bin/cc"));
+	}
+	ck_assert_uint_eq(h.measured, 1);
+	ck_assert_uint_eq(h.fetched->len, 1);
+	ck_assert_str_eq(g_ptr_array_index(h.fetched, 0), "/usr/bin/cc");
+	ck_assert_uint_eq(h.fetched_bytes, 4096);
+
+	h.resident = 95;
+	h.now = 21000000;
+	launch_exec(launch, model, conf, "/usr/bin/cc");
+	ck_assert_uint_eq(h.measured, 2);
+	ck_assert_uint_eq(h.fetched->len, 1);
+	ck_assert_uint_eq(st->cached, 1);
+
+	h.resident = 0;
+	h.now = 30000000;
+	for (guint i = 1; i <= 8; i++)
+		launch_exec(launch, model, conf, names[i]);
+	ck_assert_uint_eq(h.fetched->len, 5);
+	for (guint i = 1; i <= 4; i++)
+		ck_assert_str_eq(g_ptr_array_index(h.fetched, i), names[i]);
+	ck_assert_uint_eq(st->limited, 4);
+
+	h.now = 31000000;
+	launch_exec(launch, model, conf, "/usr/bin/p4");
+	ck_assert_uint_eq(h.fetched->len, 5);
+	ck_assert_uint_eq(st->limited, 4);
+
+	h.refuse = TRUE;
+	launch_exec(launch, model, conf, "/usr/bin/q");
+	ck_assert_uint_eq(st->refused, 1);
+	h.refuse = FALSE;
+	launch_exec(launch, model, conf, "/usr/bin/r");
+	ck_assert_uint_eq(h.fetched->len, 6);
+	ck_assert_str_eq(g_ptr_array_index(h.fetched, 5), "/usr/bin/r");
+
+	ck_assert_uint_eq(st->fetches, 6);
+	ck_assert_uint_eq(st->fetch_bytes, 6 * 4096);
+	ck_assert_uint_eq(st->cached, 1);
+	launch_fetch_done(launch, 3000);
+	launch_fetch_done(launch, 1000);
+	ck_assert_uint_eq(st->done, 2);
+	ck_assert_uint_eq(st->read_bytes, 4000);
+
+	/* Off: a start not cached gets nothing and counts nowhere. */
+	conf->launchfetchkb = 0;
+	h.now = 60000000;
+	launch_exec(launch, model, conf, "/usr/bin/p7");
+	ck_assert_uint_eq(h.fetched->len, 6);
+	ck_assert_uint_eq(st->fetches + st->cached + st->limited + st->refused, 12);
+
+	g_ptr_array_unref(h.fetched);
+	g_array_unref(h.holds);
+}
+END_TEST
+
 static Suite *
 launch_suite(void)
 {
@@ -159,6 +362,9 @@ launch_suite(void)
 
 	tcase_add_test(tc, test_decide);
 	tcase_add_test(tc, test_exec);
+	tcase_add_test(tc, test_fetch_decide);
+	tcase_add_test(tc, test_fetch_requests);
+	tcase_add_test(tc, test_exec_fetch);
 	suite_add_tcase(s, tc);
 	return s;
 }
