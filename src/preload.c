@@ -554,6 +554,48 @@ launch_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *
 	};
 }
 
+static void
+launch_fetch_over(const ReadaheadStats *stats, gpointer user_data)
+{
+	Daemon *d = user_data;
+
+	if (d->launch)
+		launch_fetch_done(d->launch, stats->bytes);
+	d->read_calls += stats->syscalls;
+	d->read_bytes += stats->bytes;
+	g_debug("launch readahead: %u requests in %u files, %" G_GUINT64_FORMAT
+		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
+		" KB already cached, %u failed, %u skipped", stats->requests, stats->files,
+		stats->bytes / 1024, stats->syscalls, stats->resident_bytes / 1024, stats->failed,
+		stats->skipped);
+}
+
+/*
+ * The launch-time prefetch: the learned set of a program starting cold,
+ * on the urgent thread (in on-disk order, as one slice, only its missing
+ * pages), so the main loop never waits on the disk.
+ */
+static gboolean
+launch_fetch_hook(gpointer data, const Exe *exe, GArray *requests)
+{
+	Daemon *d = data;
+	ReadaheadOptions options = { 0 };
+
+	if (d->exiting || requests->len == 0) {
+		g_array_unref(requests);
+		return FALSE;
+	}
+	options.strategy = (SortStrategy)d->conf->sortstrategy;
+	options.maxprocs = (int)d->conf->maxprocs;
+	options.check_residency = d->conf->checkresidency;
+	options.slice_bytes = 0;
+	options.warning_limit = &d->read_log;
+	options.notice_limit = &d->odd_log;
+	g_debug("%s started with its learned set not cached: reading %u ranges now", exe->path,
+		requests->len);
+	return readahead_start_urgent(d->readahead, requests, &options, launch_fetch_over, d);
+}
+
 /*
  * A program started: the launch policy (execpause, hit measurement) for a
  * known one, and for the scan, a run in this cycle however short.
@@ -709,6 +751,7 @@ report_sources(Daemon *d, ReportSources *src)
 		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
 		.hit_log = d->hit_log,
 		.mountns = mountns_get_stats(cycle_get_mountns(d->cycle)),
+		.launch = d->launch ? launch_get_stats(d->launch) : NULL,
 	};
 	readahead_get_abandoned(d->readahead, &src->read_abandoned, &src->read_stuck);
 }
@@ -933,6 +976,7 @@ start_cycle(Daemon *d)
 	const LaunchHooks hooks = {
 		.hold = launch_hold,
 		.measure = launch_measure,
+		.fetch = launch_fetch_hook,
 		.data = d,
 	};
 

@@ -238,6 +238,8 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 	snap->read_calls = src->read_calls;
 	if (src->mountns)
 		snap->mountns = *src->mountns;
+	if (src->launch)
+		snap->launch = *src->launch;
 	snap->watching = src->watch != NULL;
 	if (src->watch)
 		snap->watch = *src->watch;
@@ -347,6 +349,13 @@ dump_hits(GPtrArray *lines, const ReportSnapshot *snap)
 			 ws->recorded, ws->learned, ws->overflows);
 	else
 		add_line(lines, "watch: off (%s); starts are counted by the scan", snap->watch_text);
+	add_line(lines, "launch readahead: %" G_GUINT64_FORMAT " batches for starts not cached (%"
+		 G_GUINT64_FORMAT " KB of learned sets, %" G_GUINT64_FORMAT " over: %" G_GUINT64_FORMAT
+		 " KB requested), %" G_GUINT64_FORMAT " starts cached enough, %" G_GUINT64_FORMAT
+		 " held by the rate bound, %" G_GUINT64_FORMAT " refused by the reader",
+		 snap->launch.fetches, snap->launch.fetch_bytes / 1024, snap->launch.done,
+		 snap->launch.read_bytes / 1024, snap->launch.cached, snap->launch.limited,
+		 snap->launch.refused);
 	add_line(lines, "hits: %" G_GUINT64_FORMAT " starts of known executables, %" G_GUINT64_FORMAT
 		 " measured: %.1f%% of %" G_GUINT64_FORMAT " KB resident at the start, "
 		 "%.1f%% of %" G_GUINT64_FORMAT " KB in the last prefetch",
@@ -570,6 +579,23 @@ json_status_members(JsonWriter *w, const ReportSnapshot *snap)
 	json_key(w, "overflows");
 	json_uint(w, snap->watch.overflows);
 	json_end_object(w);
+	json_key(w, "launch_readahead");
+	json_begin_object(w);
+	json_key(w, "batches");
+	json_uint(w, snap->launch.fetches);
+	json_key(w, "learned_bytes");
+	json_uint(w, snap->launch.fetch_bytes);
+	json_key(w, "done");
+	json_uint(w, snap->launch.done);
+	json_key(w, "read_bytes");
+	json_uint(w, snap->launch.read_bytes);
+	json_key(w, "cached");
+	json_uint(w, snap->launch.cached);
+	json_key(w, "rate_limited");
+	json_uint(w, snap->launch.limited);
+	json_key(w, "refused");
+	json_uint(w, snap->launch.refused);
+	json_end_object(w);
 	json_key(w, "cpu_ms");
 	json_double(w, snap->cpu_us / 1000.0);
 	json_key(w, "cpu_ms_by_stage");
@@ -721,6 +747,11 @@ report_status_text(const ReportSnapshot *snap, gboolean json)
 				       snap->watch.learned, snap->watch.overflows);
 	else
 		g_string_append_printf(out, "watch: off (%s)\n", snap->watch_text);
+	g_string_append_printf(out, "launch readahead: %" G_GUINT64_FORMAT " batches, %"
+			       G_GUINT64_FORMAT " KB requested, %" G_GUINT64_FORMAT
+			       " starts cached, %" G_GUINT64_FORMAT " rate-limited\n",
+			       snap->launch.fetches, snap->launch.read_bytes / 1024,
+			       snap->launch.cached, snap->launch.limited);
 	g_string_append_printf(out, "daemon: %.1f ms CPU since start, peak RSS %" G_GUINT64_FORMAT
 			       " KB\n", snap->cpu_us / 1000.0, snap->peak_rss_kb);
 	return g_string_free(out, FALSE);

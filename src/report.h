@@ -26,6 +26,7 @@
 #include <glib.h>
 
 #include "conf.h"
+#include "launch.h"
 #include "model.h"
 #include "mountns.h"
 #include "proc.h"
@@ -89,6 +90,7 @@ typedef struct ReportSources {
 	guint64 batches, read_bytes, read_calls; /* readahead since start */
 	const ReportHitLog *hit_log;   /* NULL: no hour figures */
 	const MountNsStats *mountns;   /* programs of other mount namespaces; NULL: none */
+	const LaunchStats *launch;     /* the launch-time prefetch; NULL: none */
 } ReportSources;
 
 /* A program the prophet expects. */
@@ -138,6 +140,7 @@ typedef struct ReportSnapshot {
 	ReportStage stages[REPORT_MAX_STAGES];
 	guint n_stages;
 	guint64 batches, read_bytes, read_calls;
+	LaunchStats launch;           /* zero without a launch policy */
 	gboolean watching;
 	const char *watch_text;       /* description, or why there is no watcher */
 	WatchStats watch;

@@ -20,6 +20,7 @@ typedef struct Fixture {
 	Conf *conf;
 	ProcMemstat mem;
 	ReadaheadStats ra;
+	LaunchStats launch;
 	ReportHitLog *log;
 	ReportSources src;
 } Fixture;
@@ -84,6 +85,8 @@ make_model(Fixture *f)
 static void
 make_sources(Fixture *f)
 {
+	f->launch = (LaunchStats){ .fetches = 3, .cached = 5, .limited = 1, .refused = 4,
+				   .fetch_bytes = 6144 * KB, .done = 2, .read_bytes = 2048 * KB };
 	f->conf = conf_new();
 	f->conf->maxpressure = 0;
 	f->mem = (ProcMemstat){ .total = 1000000, .free = 200000, .cached = 300000,
@@ -99,6 +102,7 @@ make_sources(Fixture *f)
 		.n_stages = 2, .stage_names = stage_names, .stage_us = stage_us,
 		.cpu_us = 10000, .batches = 4, .read_bytes = 40960, .read_calls = 9,
 		.hit_log = f->log,
+		.launch = &f->launch,
 	};
 }
 
@@ -142,6 +146,9 @@ START_TEST(test_dump_lines)
 		"cpu: 10.0 ms in 7 cycles since start (scan 1.5, learn 2.5, other 6.0 ms); "
 		"4 readahead batches, 40 KB requested in 9 calls",
 		"watch: off (learnreads and learnexec are off); starts are counted by the scan",
+		"launch readahead: 3 batches for starts not cached (6144 KB of learned sets, 2 over: "
+		"2048 KB requested), 5 starts cached enough, 1 held by the rate bound, 4 refused by "
+		"the reader",
 		"hits: 8 starts of known executables, 2 measured: 75.0% of 2048 KB resident at the start, "
 		"25.0% of 4096 KB in the last prefetch",
 		"most started executables (starts, measured, resident%, prefetched%):",
@@ -265,6 +272,8 @@ START_TEST(test_status_text)
 			 "hits in the last 30 min: 6 starts, 1 measured: 100.0% resident at the "
 			 "start, 33.3% in the last prefetch\n"
 			 "watch: off (learnreads and learnexec are off)\n"
+			 "launch readahead: 3 batches, 2048 KB requested, 5 starts cached, "
+			 "1 rate-limited\n"
 			 "daemon: 10.0 ms CPU since start, peak RSS 777 KB\n");
 }
 END_TEST
