@@ -7,7 +7,7 @@
 #
 #   launch.sh [-n LAUNCHES] [-c CYCLE] [-d DAEMONS] [-s SET] [-t STEPS]
 #             [-b PERCENT] [-D IOPS:MBPS|none] [-S SEED] [-a APPS] [-l LIST]
-#             [-v LEVEL] [-o DIR]
+#             [-v LEVEL] [-u] [-o DIR]
 #
 #   -n  measured launches per daemon (16)
 #   -c  the daemons' cycle in seconds (2)
@@ -16,7 +16,9 @@
 #       /usr/sbin/preload), this ($top_builddir/src/preload), ideal
 #       (no daemon; in each prefetch window, every file of B's manifest
 #       is read whole with cat: what a prefetcher that knew the next
-#       program would cache, the ceiling for any of them)
+#       program would cache, the ceiling for any of them), base
+#       ($base_builddir/src/preload: another build of this preload, to
+#       compare two versions in one run)
 #       (none,0.6.4,this)
 #   -s  synthetic: copies of bench-app (/usr/local/sbin/preload-bench/appK)
 #       that map and read generated files under /usr/local/lib/preload-bench
@@ -34,6 +36,11 @@
 #   -l  the real programs (tests/bench/real.list)
 #   -v  this daemon's verbosity (4); 10 logs every prediction and
 #       selected map in DIR/this.log, to see why a launch was missed
+#   -u  unpredicted launches: after A, launch the program whose favourite
+#       successor is A (one the walk never starts after A), and give the
+#       daemons no prefetch window: the page cache is dropped and it is
+#       launched at once, so a daemon can only help from the moment it
+#       sees it start (ideal still reads its files whole first)
 #   -o  results directory (a new /var/tmp/preload-launch.XXXXXX)
 #
 # Every daemon starts from an empty state with the same configuration,
@@ -71,15 +78,16 @@ bindir=/usr/local/sbin/preload-bench
 coldbin=/usr/local/sbin/preload-bench-cold
 
 launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
-budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100 verbosity=4
+budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100 verbosity=4 unpredicted=0
+base="${base_builddir:-}/src/preload"
 
 usage() { sed -n '/^#   launch.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts "n:c:d:s:t:b:D:S:a:l:v:o:h" opt; do
+while getopts "n:c:d:s:t:b:D:S:a:l:v:o:uh" opt; do
 	case $opt in
 	n) launches=$OPTARG ;; c) cycle=$OPTARG ;; d) daemons=$OPTARG ;;
 	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;; D) slow=$OPTARG ;;
 	S) seed=$OPTARG ;; a) napps=$OPTARG ;; l) list=$OPTARG ;; o) out=$OPTARG ;;
-	v) verbosity=$OPTARG ;;
+	v) verbosity=$OPTARG ;; u) unpredicted=1 ;;
 	h) usage 0 ;; *) usage ;;
 	esac
 done
@@ -100,12 +108,14 @@ if [ "$slow" != none ] && [ ! -w "$throttle/blkio.throttle.read_iops_device" ]; 
 fi
 IFS=, read -r -a daemon_list <<< "$daemons"
 for d in "${daemon_list[@]}"; do
-	case $d in none | 0.6.4 | this | ideal) ;; *) echo "launch.sh: unknown daemon '$d'" >&2; exit 2 ;; esac
+	case $d in none | 0.6.4 | this | base | ideal) ;; *) echo "launch.sh: unknown daemon '$d'" >&2; exit 2 ;; esac
 done
 
 [ "$(id -u)" = 0 ] || { echo "launch.sh: needs root (drop_caches, mincore on any file)"; exit 77; }
 [ -x "$benchapp" ] || { echo "launch.sh: build first: $benchapp missing"; exit 1; }
 case ,$daemons, in *,this,*) [ -x "$ours" ] || { echo "launch.sh: build first: $ours missing"; exit 1; } ;; esac
+case ,$daemons, in *,base,*) [ -n "${base_builddir:-}" ] && [ -x "$base" ] ||
+	{ echo "launch.sh: base needs base_builddir=BUILD with src/preload built"; exit 1; } ;; esac
 case ,$daemons, in *,0.6.4,*) [ -x "$theirs" ] ||
 	{ echo "launch.sh: needs Debian's preload 0.6.4: apt-get install -y preload"; exit 77; } ;; esac
 if [ "$set" = real ]; then
@@ -363,9 +373,15 @@ make_sequence() {
 			rnd 1 $((napps - 1)); k=$(((k + r) % napps))
 		fi
 	done
-	measure_a=()
+	measure_a=() measure_b=()
 	for ((i = 0; i < launches; i++)); do
 		measure_a+=("${order[i % napps]}")
+		# -u: the program whose favourite is A, never A's own.
+		if [ "$unpredicted" = 1 ]; then
+			measure_b+=("${order[(i % napps + napps - 1) % napps]}")
+		else
+			measure_b+=("${fav[order[i % napps]]}")
+		fi
 	done
 	{
 		for ((i = 0; i < napps; i++)); do
@@ -373,6 +389,7 @@ make_sequence() {
 		done
 		echo "train ${train[*]}"
 		echo "measure ${measure_a[*]}"
+		echo "launch ${measure_b[*]}"
 	} > "$work/sequence"
 }
 
@@ -499,7 +516,7 @@ wait_quiet() {
 measure() { # DAEMON
 	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms
 	for ((i = 0; i < launches; i++)); do
-		a=${measure_a[i]} b=${fav[a]} out="$work/out.$d.$i"
+		a=${measure_a[i]} b=${measure_b[i]} out="$work/out.$d.$i"
 		start_keep "$a" 3600 "$out.a"
 		apid=$bg
 		if [ "$set" = synthetic ]; then
@@ -529,10 +546,13 @@ measure() { # DAEMON
 
 		drop_caches
 		s0=$(disk_sectors)
-		[ "$d" = ideal ] && read_all "$b"
-		# One full cycle: every daemon predicts and reads ahead once.
-		sleep "$cycle"; sleep "$settle"
-		wait_quiet
+		quiet_ms=0
+		if [ "$unpredicted" = 0 ] || [ "$d" = ideal ]; then
+			[ "$d" = ideal ] && read_all "$b"
+			# One full cycle: every daemon predicts and reads ahead once.
+			sleep "$cycle"; sleep "$settle"
+			wait_quiet
+		fi
 		res=$(residency "$b")
 		window=$((($(disk_sectors) - s0) * 512))
 		if [ "$set" = synthetic ]; then
@@ -578,7 +598,7 @@ disk_sectors() {
 }
 
 run_daemon() { # NAME
-	local d=$1 t0 s0 sampler cpu=- hwm=- anon=- io=- state=- secs sectors
+	local d=$1 t0 s0 sampler cpu=- hwm=- anon=- io=- state=- secs sectors bin
 	local conf="$work/preload.conf" statefile="$work/$1.state"
 	dpid=
 	drop_caches
@@ -590,8 +610,10 @@ run_daemon() { # NAME
 		(join_group && exec setsid ionice -c3 "$theirs" -f -c "$conf" -s "$statefile" \
 			-l "$work/$d.log" -V 4) &
 		dpid=$! ;;
-	this)
-		(join_group && exec setsid "$ours" -f -c "$conf" -s "$statefile" -l "$work/$d.log" \
+	this | base)
+		bin=$ours
+		[ "$d" = base ] && bin=$base
+		(join_group && exec setsid "$bin" -f -c "$conf" -s "$statefile" -l "$work/$d.log" \
 			-V "$verbosity") &
 		dpid=$! ;;
 	esac
@@ -708,7 +730,7 @@ step=$((2 * cycle + 1)) overlap=$((cycle + 1)) settle=1.5
 prio=-10
 
 log "results in $work"
-echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps" > "$work/params"
+echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps unpredicted=$unpredicted" > "$work/params"
 if [ "$set" = synthetic ]; then
 	if [ "$slow" != none ]; then
 		log "a slow disk for the programs: $iops reads/s, $mbps MB/s"
