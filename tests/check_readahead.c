@@ -1669,6 +1669,43 @@ START_TEST(test_supersede_held_batch)
 }
 END_TEST
 
+/*
+ * An urgent batch is not held: with every read held for a minute, the
+ * background batch waits while the urgent one reads its 3 files and
+ * delivers its done; the background batch reads its 5 once the hold ends.
+ */
+START_TEST(test_urgent_not_held)
+{
+	DoneRecord bg = { 0 };
+	DoneRecord urgent = { 0 };
+	guint timeout;
+
+	urgent.loop = g_main_loop_new(NULL, FALSE);
+	readahead_hold(ra, g_get_monotonic_time() + 60 * G_USEC_PER_SEC);
+	ck_assert(readahead_start(ra, make_files("background", 5, 4096), OPTS(SORT_PATH, 2),
+				  on_done, &bg));
+	ck_assert(readahead_start_urgent(ra, make_files("urgent", 3, 4096), OPTS(SORT_BLOCK, 2),
+					 on_done, &urgent));
+	timeout = g_timeout_add_seconds(20, on_timeout, urgent.loop);
+	g_main_loop_run(urgent.loop);
+	g_source_remove(timeout);
+	ck_assert_uint_eq(urgent.calls, 1);
+	ck_assert_uint_eq(urgent.stats.files, 3);
+	ck_assert_uint_eq(urgent.stats.bytes, 3 * 4096);
+	ck_assert(!urgent.stats.superseded);
+	/* The background batch is still held. */
+	ck_assert_uint_eq(bg.calls, 0);
+	ck_assert(readahead_busy(ra));
+
+	readahead_hold(ra, 0);
+	readahead_wait(ra);
+	ck_assert_uint_eq(bg.calls, 1);
+	ck_assert_uint_eq(bg.stats.bytes, 5 * 4096);
+	ck_assert_uint_eq(urgent.calls, 1);
+	g_main_loop_unref(urgent.loop);
+}
+END_TEST
+
 /* Whether FIEMAP locates a freshly written and synced file in dir. */
 static gboolean
 fiemap_works(const char *in)
@@ -1781,6 +1818,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_wait_delivers_done);
 	tcase_add_test(tc, test_wait_until_abandons);
 	tcase_add_test(tc, test_supersede_held_batch);
+	tcase_add_test(tc, test_urgent_not_held);
 	suite_add_tcase(s, tc);
 	return s;
 }
