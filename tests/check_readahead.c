@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -41,11 +42,13 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef HAVE_LINUX_FIEMAP_H
@@ -1706,6 +1709,115 @@ START_TEST(test_urgent_not_held)
 }
 END_TEST
 
+/* The FUSE file system of tests/helpers that stops answering on SIGUSR1. */
+static char *
+hangfs_path(void)
+{
+	const char *top = g_getenv("top_builddir");
+
+	return g_build_filename(top ? top : ".", "tests", "helpers", "hangfs", NULL);
+}
+
+/* Why the hung-mount case cannot run here; NULL if it can. */
+static const char *
+why_no_hangfs(void)
+{
+	g_autofree char *hangfs = hangfs_path();
+	g_autofree char *fusermount = g_find_program_in_path("fusermount3");
+
+	if (!tu_is_root())
+		return "needs root (mounts a FUSE file system)";
+	if (!g_file_test(hangfs, G_FILE_TEST_IS_EXECUTABLE))
+		return "tests/helpers/hangfs not built (no libfuse3)";
+	if (access("/dev/fuse", R_OK | W_OK) != 0)
+		return "no /dev/fuse";
+	if (!fusermount)
+		return "no fusermount3 (for auto_unmount)";
+	return NULL;
+}
+
+/*
+ * An urgent thread blocked in a read of a file system that stopped
+ * answering does not hold the exit: the wait returns at its deadline
+ * with the thread abandoned (done never called), the next urgent batch
+ * gets a thread of its own, and the stuck one ends by itself once the
+ * file system answers again.
+ */
+START_TEST(test_urgent_stuck_is_abandoned)
+{
+	g_autofree char *hangfs = hangfs_path();
+	g_autofree char *src = in_dir("src");
+	g_autofree char *mnt = in_dir("hang");
+	g_autofree char *file = g_build_filename(src, "lib.so", NULL);
+	g_autofree char *served = g_build_filename(mnt, "lib.so", NULL);
+	/* auto_unmount: a case that fails leaves no mount once hangfs ends. */
+	const char *argv[] = { hangfs, "--release-after", "30", "--lifetime", "60", src, mnt,
+			       "-o", "auto_unmount", NULL };
+	g_autoptr(GError) error = NULL;
+	DoneRecord rec = { 0 };
+	DoneRecord next = { 0 };
+	GArray *reqs = order_requests_new();
+	guint64 abandoned = 0;
+	guint stuck = 0;
+	gint64 started;
+	guint timeout;
+	GPid pid;
+	int i;
+
+	ck_assert_int_eq(g_mkdir(src, 0755), 0);
+	ck_assert_int_eq(g_mkdir(mnt, 0755), 0);
+	write_sized(file, 65536);
+	ck_assert_msg(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+				    &error), "hangfs: %s", error ? error->message : "?");
+	for (i = 0; i < 100 && !g_file_test(served, G_FILE_TEST_IS_REGULAR); i++)
+		g_usleep(50000);
+	ck_assert_msg(i < 100, "hangfs did not mount %s", mnt);
+	/* From now on every request to the mount waits. */
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	g_usleep(200000);
+
+	order_requests_add(reqs, served, 0, 65536);
+	ck_assert(readahead_start_urgent(ra, reqs, OPTS(SORT_NONE, 2), on_done, &rec));
+	/* Into its open before the wait tells it to start no new one. */
+	g_usleep(300000);
+	started = g_get_monotonic_time();
+	ck_assert(!readahead_wait_until(ra, started + 300000, TRUE));
+	ck_assert_int_lt(g_get_monotonic_time() - started, G_USEC_PER_SEC);
+	ck_assert_uint_eq(rec.calls, 0);
+	readahead_get_abandoned(ra, &abandoned, &stuck);
+	ck_assert_uint_eq(abandoned, 1);
+	ck_assert_uint_eq(stuck, 1);
+
+	/* The next urgent batch starts a new thread, which reads its 2 files. */
+	next.loop = g_main_loop_new(NULL, FALSE);
+	ck_assert(readahead_start_urgent(ra, make_files("after", 2, 4096), OPTS(SORT_NONE, 2),
+					 on_done, &next));
+	timeout = g_timeout_add_seconds(20, on_timeout, next.loop);
+	g_main_loop_run(next.loop);
+	g_source_remove(timeout);
+	g_main_loop_unref(next.loop);
+	ck_assert_uint_eq(next.calls, 1);
+	ck_assert_uint_eq(next.stats.files, 2);
+	ck_assert_uint_eq(next.stats.bytes, 2 * 4096);
+
+	/* The mount answers again: the abandoned thread ends and frees its job. */
+	ck_assert_int_eq(kill(pid, SIGUSR2), 0);
+	for (i = 0; i < 500 && stuck > 0; i++) {
+		g_usleep(10000);
+		readahead_get_abandoned(ra, NULL, &stuck);
+	}
+	ck_assert_uint_eq(stuck, 0);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	ck_assert_uint_eq(rec.calls, 0);
+
+	(void)umount2(mnt, MNT_DETACH);
+	(void)kill(pid, SIGTERM);
+	(void)waitpid(pid, NULL, 0);
+	g_spawn_close_pid(pid);
+}
+END_TEST
+
 /* Whether FIEMAP locates a freshly written and synced file in dir. */
 static gboolean
 fiemap_works(const char *in)
@@ -1819,6 +1931,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_wait_until_abandons);
 	tcase_add_test(tc, test_supersede_held_batch);
 	tcase_add_test(tc, test_urgent_not_held);
+	TU_ADD_TEST_UNLESS(tc, test_urgent_stuck_is_abandoned, why_no_hangfs());
 	suite_add_tcase(s, tc);
 	return s;
 }
