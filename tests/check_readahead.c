@@ -1931,6 +1931,16 @@ readahead_suite(void)
 	tcase_add_test(tc, test_wait_until_abandons);
 	tcase_add_test(tc, test_supersede_held_batch);
 	tcase_add_test(tc, test_urgent_not_held);
+	suite_add_tcase(s, tc);
+
+	/*
+	 * Tagged "kernel": it mounts a FUSE file system and times a thread
+	 * into a blocked open, which valgrind slows past the case's sleeps.
+	 */
+	tc = tcase_create("hung-mount");
+	tcase_set_tags(tc, "kernel");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup, teardown);
 	TU_ADD_TEST_UNLESS(tc, test_urgent_stuck_is_abandoned, why_no_hangfs());
 	suite_add_tcase(s, tc);
 	return s;
