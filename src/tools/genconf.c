@@ -114,8 +114,15 @@ man_put_key_summary(const ConfKeyInfo *info)
 	} else {
 		fputs("List of path prefixes separated by \\(oq;\\(cq; default ", stdout);
 		if (*info->default_text) {
+			g_auto(GStrv) items = g_strsplit(info->default_text, ";", -1);
+
 			fputs("\\fB", stdout);
-			man_put_text(info->default_text);
+			/* "\:" after each ';': a long list may break there, not overrun the line. */
+			for (guint i = 0; items[i]; i++) {
+				if (i > 0)
+					fputs(";\\:", stdout);
+				man_put_text(items[i]);
+			}
 			fputs("\\fR.\n", stdout);
 		} else {
 			fputs("empty (accepts everything).\n", stdout);
