@@ -132,7 +132,7 @@ while IFS="$tab" read -r group key type default min max unit; do
 	entry=$(awk -v key="$key" '
 		found { print; exit }
 		$0 == ".B " key { found = 1 }' "$man5" |
-		sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g')
+		sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' -e 's/\\://g')
 	# genconf writes an empty default as "(empty)"; the pages say "empty".
 	if [ "$default" = "(empty)" ]; then
 		default=
