@@ -735,8 +735,11 @@ report_status_text(const ReportSnapshot *snap, gboolean json)
 			       snap->readahead.superseded ? ", superseded" : "");
 	append_ratio_line(out, "hits since the state began: ", &snap->hits_total);
 	if (snap->have_hour) {
-		g_autofree char *label = g_strdup_printf("hits in the last %" G_GINT64_FORMAT " min: ",
-							 snap->hour_us / (60 * G_USEC_PER_SEC));
+		/* In the daemon's first minute the span is seconds: "the last 0 min" read as nothing. */
+		gint64 secs = snap->hour_us / G_USEC_PER_SEC;
+		g_autofree char *label = secs < 60
+			? g_strdup_printf("hits in the last %" G_GINT64_FORMAT " s: ", secs)
+			: g_strdup_printf("hits in the last %" G_GINT64_FORMAT " min: ", secs / 60);
 
 		append_ratio_line(out, label, &snap->hits_hour);
 	}

@@ -278,6 +278,23 @@ START_TEST(test_status_text)
 }
 END_TEST
 
+/* A span under a minute is given in seconds, not as "the last 0 min". */
+START_TEST(test_status_text_first_minute)
+{
+	ExeHits then = { 0 }, now;
+	g_autoptr(ReportSnapshot) snap = NULL;
+	g_autofree char *text = NULL;
+
+	report_total_hits(fx.model, &now);
+	report_hit_log_add(fx.log, 0, &then);
+	report_hit_log_add(fx.log, (gint64)45 * G_USEC_PER_SEC, &now);
+	snap = report_snapshot_new(&fx.src, 0);
+	text = report_status_text(snap, FALSE);
+	ck_assert_ptr_nonnull(strstr(text, "\nhits in the last 45 s: 8 starts, 2 measured: "));
+	ck_assert_ptr_null(strstr(text, "0 min"));
+}
+END_TEST
+
 /* The hour keeps the newest sample at least an hour old as its baseline. */
 START_TEST(test_hit_log_hour)
 {
@@ -537,6 +554,7 @@ report_suite(void)
 	tcase_add_test(tc, test_dump_battery);
 	tcase_add_test(tc, test_top_literal);
 	tcase_add_test(tc, test_status_text);
+	tcase_add_test(tc, test_status_text_first_minute);
 	tcase_add_test(tc, test_hit_log_hour);
 	tcase_add_test(tc, test_hits_text);
 	tcase_add_test(tc, test_status_line);
