@@ -193,9 +193,10 @@ CONF_LIST(system, exeprefix,
 	"reasons given under mapprefix.")
 
 CONF_INT(system, maxprocs, 30, 0, 1024, "threads",
-	"How many readahead requests run at once, in worker threads. 0 runs "
-	"them one by one in the daemon's main thread. The old spelling "
-	"`processes` is accepted.")
+	"How many readahead requests run at once, in worker threads. 0 (or 1) "
+	"runs them one by one, in the batch's own thread: never in the daemon's "
+	"main thread, which a file system that stops answering would hold. The "
+	"old spelling `processes` is accepted.")
 
 CONF_INT(system, sortstrategy, 3, 0, 3, "",
 	"Order of readahead requests: 0 none (for flash storage), 1 by path, "

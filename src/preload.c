@@ -362,6 +362,9 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	options.notice_limit = &d->odd_log;
 	if (readahead_start(d->readahead, requests, &options, readahead_done, d))
 		return CYCLE_READ_STARTED;
+	/* Refused (READAHEAD_MAX_STUCK threads blocked; counted): the next cycle tries again. */
+	if (!readahead_busy(d->readahead))
+		return CYCLE_READ_BUSY;
 	/*
 	 * The disk is slower than the cycle. This prediction is newer: the
 	 * running batch stops after its reads in flight and readahead_done()
@@ -753,7 +756,8 @@ report_sources(Daemon *d, ReportSources *src)
 		.mountns = mountns_get_stats(cycle_get_mountns(d->cycle)),
 		.launch = d->launch ? launch_get_stats(d->launch) : NULL,
 	};
-	readahead_get_abandoned(d->readahead, &src->read_abandoned, &src->read_stuck);
+	readahead_get_abandoned(d->readahead, &src->read_abandoned, &src->read_stuck,
+				&src->read_refused);
 }
 
 static void

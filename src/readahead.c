@@ -162,6 +162,7 @@ struct Readahead {
 	Job *job;              /* the background batch, guarded by job_lock */
 	guint64 abandoned;     /* batches abandoned past their deadline, guarded by job_lock */
 	guint stuck;           /* of those, whose thread has not ended yet, guarded by job_lock */
+	guint64 refused;       /* batches refused at READAHEAD_MAX_STUCK, guarded by job_lock */
 	/*
 	 * At most one urgent thread (readahead_start_urgent()); batches given
 	 * while it runs wait in urgent_pending and it reads them next, as
@@ -1395,11 +1396,27 @@ start_job(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
 		return TRUE;
 	g_atomic_int_dec_and_test(&ra->refs);
 	if (limit_allows(options->warning_limit))
-		g_warning("cannot start the readahead thread: %s, reading in the main thread",
-			  error->message);
+		g_warning("cannot start the readahead thread: %s, batch dropped", error->message);
 	job->requests = NULL;
 	job_free(job);
 	return FALSE;
+}
+
+/*
+ * Whether READAHEAD_MAX_STUCK abandoned threads are blocked: then the
+ * batch is refused and counted.
+ */
+static gboolean
+at_stuck_cap(Readahead *ra)
+{
+	gboolean full;
+
+	g_mutex_lock(&ra->job_lock);
+	full = ra->stuck >= READAHEAD_MAX_STUCK;
+	if (full)
+		ra->refused++;
+	g_mutex_unlock(&ra->job_lock);
+	return full;
 }
 
 /*
@@ -1428,8 +1445,6 @@ gboolean
 readahead_start(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
 		ReadaheadDone done, gpointer user_data)
 {
-	ReadaheadStats stats;
-
 	g_return_val_if_fail(ra != NULL, FALSE);
 	g_return_val_if_fail(requests != NULL, FALSE);
 	g_return_val_if_fail(options != NULL, FALSE);
@@ -1445,16 +1460,15 @@ readahead_start(Readahead *ra, GArray *requests, const ReadaheadOptions *options
 		g_array_unref(requests);
 		return FALSE;
 	}
-
-	if (options->maxprocs > 0 && start_job(ra, requests, options, done, user_data))
+	/*
+	 * Never read here, whatever maxprocs: an open or a read of a hung
+	 * mount would hold the main loop, signals and exit included.
+	 */
+	if (!at_stuck_cap(ra) && start_job(ra, requests, options, done, user_data))
 		return TRUE;
-
-	stats = readahead_run(ra, requests, options);
 	g_array_unref(requests);
 	g_atomic_int_set(&ra->busy, 0);
-	if (done)
-		done(&stats, user_data);
-	return TRUE;
+	return FALSE;
 }
 
 gboolean
@@ -1530,7 +1544,7 @@ readahead_wait(Readahead *ra)
 }
 
 void
-readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck)
+readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck, guint64 *refused)
 {
 	g_return_if_fail(ra != NULL);
 
@@ -1539,6 +1553,8 @@ readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck)
 		*abandoned = ra->abandoned;
 	if (stuck)
 		*stuck = ra->stuck;
+	if (refused)
+		*refused = ra->refused;
 	g_mutex_unlock(&ra->job_lock);
 }
 
@@ -1562,6 +1578,9 @@ readahead_start_urgent(Readahead *ra, GArray *requests, const ReadaheadOptions *
 		/* The running thread reads it next, after the one it reads. */
 		g_ptr_array_add(ra->urgent_pending, requests);
 		taken = TRUE;
+	} else if (ra->stuck >= READAHEAD_MAX_STUCK) {
+		/* No new thread for a hung mount to keep (READAHEAD_MAX_STUCK). */
+		ra->refused++;
 	} else if (!ra->urgent) {
 		job = g_new0(Job, 1);
 		job->ra = ra;

@@ -25,10 +25,10 @@
  * batch at a time, and one urgent thread for the programs starting now
  * (readahead_start_urgent()), holds new background reads while a
  * program starts, and remembers which residency calls the kernel
- * refused. With maxprocs > 0 a batch
- * runs in a background thread that hands the requests to up to maxprocs
- * worker threads, so the main loop never waits on the disk; with 0 it
- * runs synchronously. Its methods are called from the thread that runs
+ * refused. A batch runs in a background thread that hands the requests
+ * to up to maxprocs worker threads (with 0 or 1 it reads them itself),
+ * so the main loop never waits on the disk; readahead_run() is the
+ * synchronous form, for tools and tests. Its methods are called from the thread that runs
  * the default main context, except readahead_hold(), which any thread
  * may call.
  */
@@ -90,6 +90,15 @@ typedef struct Readahead Readahead;
  * The same holds for the urgent thread (readahead_start_urgent()).
  */
 #define READAHEAD_DEADLINE_US (10 * G_USEC_PER_SEC)
+/*
+ * At most this many abandoned threads may be blocked at once: with as
+ * many, readahead_start() and readahead_start_urgent() refuse every new
+ * batch (counted: readahead_get_abandoned()) rather than start another
+ * thread that a hung mount could keep. Each abandoned batch took a new
+ * thread and its workers' stack; a mount that hangs for good would
+ * otherwise gain one every READAHEAD_DEADLINE_US.
+ */
+#define READAHEAD_MAX_STUCK 4
 /* How long readahead_free() waits for a running batch before abandoning it. */
 #define READAHEAD_EXIT_WAIT_US (2 * G_USEC_PER_SEC)
 
@@ -121,8 +130,11 @@ typedef void (*ReadaheadDone)(const ReadaheadStats *stats, gpointer user_data);
 /*
  * Runs the batch in the background (takes ownership of requests) and
  * calls done in the default main context when it is over. With
- * maxprocs == 0 it runs synchronously and calls done before returning.
- * Returns FALSE (and frees requests) if a batch is still running.
+ * maxprocs 0 or 1 the batch's thread reads it alone, with no workers:
+ * never in the calling thread, which a file system that stops answering
+ * would hold. Returns FALSE (and frees requests, done never called) if a
+ * batch is still running, READAHEAD_MAX_STUCK abandoned threads are
+ * blocked, or no thread can be started.
  */
 gboolean readahead_start(Readahead *ra, GArray *requests, const ReadaheadOptions *options,
 			 ReadaheadDone done, gpointer user_data);
@@ -173,10 +185,13 @@ void readahead_wait(Readahead *ra);
  */
 gboolean readahead_wait_until(Readahead *ra, gint64 until, gboolean deliver);
 /*
- * Batches abandoned since ra was made, and how many of their threads are
- * still blocked (in an open or a read that does not return), for the dump.
+ * Batches abandoned since ra was made, how many of their threads are
+ * still blocked (in an open or a read that does not return), and how
+ * many batches were refused at READAHEAD_MAX_STUCK, for the dump; any
+ * may be NULL.
  */
-void readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck);
+void readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck,
+			     guint64 *refused);
 
 /*
  * The reader's OrderExamineFunc (user_data unused): one lstat

@@ -188,6 +188,7 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 	snap->evictions = model->evictions;
 	snap->read_abandoned = src->read_abandoned;
 	snap->read_stuck = src->read_stuck;
+	snap->read_refused = src->read_refused;
 
 	g_hash_table_iter_init(&iter, model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -421,8 +422,10 @@ report_dump_lines(const ReportSnapshot *snap)
 		 snap->evictions.exes, snap->evictions.chains, snap->evictions.exes_refused,
 		 snap->evictions.maps_refused);
 	add_line(lines, "readahead deadline: %" G_GUINT64_FORMAT " batches abandoned after %d s "
-		 "without progress, %u of their threads still blocked", snap->read_abandoned,
-		 (int)(READAHEAD_DEADLINE_US / G_USEC_PER_SEC), snap->read_stuck);
+		 "without progress, %u of their threads still blocked (at most %d: %"
+		 G_GUINT64_FORMAT " batches refused)", snap->read_abandoned,
+		 (int)(READAHEAD_DEADLINE_US / G_USEC_PER_SEC), snap->read_stuck,
+		 READAHEAD_MAX_STUCK, snap->read_refused);
 	add_line(lines, "configuration:\n%s", snap->conf_text);
 	return lines;
 }

@@ -81,6 +81,7 @@ typedef struct ReportSources {
 	const ReadaheadStats *readahead; /* the last batch */
 	guint64 read_abandoned;        /* batches abandoned past their deadline */
 	guint read_stuck;              /* of those, still blocked */
+	guint64 read_refused;          /* batches refused: READAHEAD_MAX_STUCK threads blocked */
 	const WatchStats *watch;       /* NULL without a watcher */
 	const char *watch_text;        /* watch_describe(), or why there is none */
 	guint n_stages;
@@ -119,6 +120,7 @@ typedef struct ReportSnapshot {
 	ModelEvictions evictions;     /* what they did */
 	guint64 read_abandoned;       /* readahead batches abandoned past their deadline */
 	guint read_stuck;             /* of those, still blocked */
+	guint64 read_refused;         /* batches refused at the cap on blocked threads */
 	guint cycles;
 	ProcMemstat mem;
 	gboolean pressure_wanted;     /* maxpressure is set */

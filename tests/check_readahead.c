@@ -1493,13 +1493,24 @@ make_files(const char *prefix, guint n, guint64 size)
 	return reqs;
 }
 
-START_TEST(test_start_sync)
+/*
+ * maxprocs 0: the batch still runs off the calling thread (its own
+ * thread reads it, with no workers): start returns before done, which
+ * comes in the main context with the batch's figures.
+ */
+START_TEST(test_start_maxprocs0)
 {
 	DoneRecord rec = { .restart = TRUE };
 	GArray *reqs = make_files("sync", 3, 5000);
+	guint timeout;
 
+	rec.loop = g_main_loop_new(NULL, FALSE);
 	ck_assert(readahead_start(ra, reqs, OPTS(SORT_PATH, 0), on_done, &rec));
-	/* done ran before the return, in this thread, with busy already cleared. */
+	ck_assert_uint_eq(rec.calls, 0);
+	timeout = g_timeout_add_seconds(20, on_timeout, rec.loop);
+	g_main_loop_run(rec.loop);
+	g_source_remove(timeout);
+	g_main_loop_unref(rec.loop);
 	ck_assert_uint_eq(rec.calls, 1);
 	ck_assert_ptr_eq(rec.thread, g_thread_self());
 	ck_assert(!rec.busy_in_done);
@@ -1507,6 +1518,8 @@ START_TEST(test_start_sync)
 	ck_assert_uint_eq(rec.stats.requests, 3);
 	ck_assert_uint_eq(rec.stats.files, 3);
 	ck_assert_uint_eq(rec.stats.bytes, 15000);
+	ck_assert_uint_eq(rec.stats.threads, 1);
+	ck_assert(readahead_wait_until(ra, g_get_monotonic_time() + 10 * G_USEC_PER_SEC, FALSE));
 	ck_assert(!readahead_busy(ra));
 }
 END_TEST
@@ -1571,7 +1584,7 @@ START_TEST(test_wait_until_abandons)
 	ck_assert_int_lt(g_get_monotonic_time() - started, G_USEC_PER_SEC);
 	ck_assert_uint_eq(rec.calls, 0);
 	ck_assert(!readahead_busy(ra));
-	readahead_get_abandoned(ra, &abandoned, &stuck);
+	readahead_get_abandoned(ra, &abandoned, &stuck, NULL);
 	ck_assert_uint_eq(abandoned, 1);
 	/* Told to stop as it was abandoned, it leaves the hold at once: 0 or 1 now. */
 	ck_assert_uint_le(stuck, 1);
@@ -1584,7 +1597,7 @@ START_TEST(test_wait_until_abandons)
 	ck_assert_uint_eq(next.stats.files, 1);
 	for (int i = 0; i < 200 && stuck > 0; i++) {
 		g_usleep(10000);
-		readahead_get_abandoned(ra, NULL, &stuck);
+		readahead_get_abandoned(ra, NULL, &stuck, NULL);
 	}
 	ck_assert_uint_eq(stuck, 0);
 	/* The abandoned batch ended by itself; its done is still never called. */
@@ -1784,7 +1797,7 @@ START_TEST(test_urgent_stuck_is_abandoned)
 	ck_assert(!readahead_wait_until(ra, started + 300000, TRUE));
 	ck_assert_int_lt(g_get_monotonic_time() - started, G_USEC_PER_SEC);
 	ck_assert_uint_eq(rec.calls, 0);
-	readahead_get_abandoned(ra, &abandoned, &stuck);
+	readahead_get_abandoned(ra, &abandoned, &stuck, NULL);
 	ck_assert_uint_eq(abandoned, 1);
 	ck_assert_uint_eq(stuck, 1);
 
@@ -1804,7 +1817,7 @@ START_TEST(test_urgent_stuck_is_abandoned)
 	ck_assert_int_eq(kill(pid, SIGUSR2), 0);
 	for (i = 0; i < 500 && stuck > 0; i++) {
 		g_usleep(10000);
-		readahead_get_abandoned(ra, NULL, &stuck);
+		readahead_get_abandoned(ra, NULL, &stuck, NULL);
 	}
 	ck_assert_uint_eq(stuck, 0);
 	while (g_main_context_iteration(NULL, FALSE))
@@ -1815,6 +1828,77 @@ START_TEST(test_urgent_stuck_is_abandoned)
 	(void)kill(pid, SIGTERM);
 	(void)waitpid(pid, NULL, 0);
 	g_spawn_close_pid(pid);
+}
+END_TEST
+
+/*
+ * The cap on blocked threads: READAHEAD_MAX_STUCK urgent batches, each
+ * blocked in an open of a file system that stopped answering and
+ * abandoned at a 300 ms wait, leave that many threads blocked; the next
+ * urgent and background batches are refused (FALSE, done never called,
+ * counted) and start no thread. Once the mount answers, the threads end
+ * and a batch starts again.
+ */
+START_TEST(test_stuck_cap)
+{
+	g_autofree char *src = in_dir("src");
+	g_autofree char *mnt = in_dir("hang");
+	g_autofree char *file = g_build_filename(src, "lib.so", NULL);
+	g_autofree char *served = g_build_filename(mnt, "lib.so", NULL);
+	DoneRecord rec = { 0 };
+	DoneRecord after = { 0 };
+	guint64 abandoned = 0, refused = 0;
+	guint stuck = 0, timeout;
+	GPid pid;
+	int i;
+
+	ck_assert_int_eq(g_mkdir(src, 0755), 0);
+	ck_assert_int_eq(g_mkdir(mnt, 0755), 0);
+	write_sized(file, 65536);
+	pid = tu_hangfs_start(src, mnt, 30);
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	g_usleep(200000);
+
+	for (i = 0; i < READAHEAD_MAX_STUCK; i++) {
+		GArray *reqs = order_requests_new();
+
+		order_requests_add(reqs, served, 0, 65536);
+		ck_assert(readahead_start_urgent(ra, reqs, OPTS(SORT_NONE, 2), on_done, &rec));
+		g_usleep(100000);
+		ck_assert(!readahead_wait_until(ra, g_get_monotonic_time() + 300000, TRUE));
+	}
+	readahead_get_abandoned(ra, &abandoned, &stuck, &refused);
+	ck_assert_uint_eq(abandoned, READAHEAD_MAX_STUCK);
+	ck_assert_uint_eq(stuck, READAHEAD_MAX_STUCK);
+	ck_assert_uint_eq(refused, 0);
+
+	ck_assert(!readahead_start_urgent(ra, make_files("urgent", 1, 4096), OPTS(SORT_NONE, 2),
+					  on_done, &after));
+	ck_assert(!readahead_start(ra, make_files("bg", 1, 4096), OPTS(SORT_NONE, 2), on_done,
+				   &after));
+	ck_assert(!readahead_busy(ra));
+	readahead_get_abandoned(ra, &abandoned, &stuck, &refused);
+	ck_assert_uint_eq(refused, 2);
+	ck_assert_uint_eq(stuck, READAHEAD_MAX_STUCK);
+
+	/* The mount answers again: the threads end, and a batch starts. */
+	ck_assert_int_eq(kill(pid, SIGUSR2), 0);
+	for (i = 0; i < 500 && stuck > 0; i++) {
+		g_usleep(10000);
+		readahead_get_abandoned(ra, NULL, &stuck, NULL);
+	}
+	ck_assert_uint_eq(stuck, 0);
+	after.loop = g_main_loop_new(NULL, FALSE);
+	ck_assert(readahead_start(ra, make_files("again", 2, 4096), OPTS(SORT_NONE, 2), on_done,
+				  &after));
+	timeout = g_timeout_add_seconds(20, on_timeout, after.loop);
+	g_main_loop_run(after.loop);
+	g_source_remove(timeout);
+	g_main_loop_unref(after.loop);
+	ck_assert_uint_eq(after.calls, 1);
+	ck_assert_uint_eq(after.stats.files, 2);
+	ck_assert_uint_eq(rec.calls, 0);
+	tu_hangfs_stop(mnt, pid);
 }
 END_TEST
 
@@ -1925,7 +2009,7 @@ readahead_suite(void)
 	tc = tcase_create("batch");
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_start_sync);
+	tcase_add_test(tc, test_start_maxprocs0);
 	tcase_add_test(tc, test_start_background);
 	tcase_add_test(tc, test_wait_delivers_done);
 	tcase_add_test(tc, test_wait_until_abandons);
@@ -1942,6 +2026,7 @@ readahead_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	TU_ADD_TEST_UNLESS(tc, test_urgent_stuck_is_abandoned, why_no_hangfs());
+	TU_ADD_TEST_UNLESS(tc, test_stuck_cap, why_no_hangfs());
 	suite_add_tcase(s, tc);
 	return s;
 }

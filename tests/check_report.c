@@ -156,8 +156,8 @@ START_TEST(test_dump_lines)
 		"       3      2   75.0%   25.0%  /usr/bin/alpha",
 		"model caps: 2048 exes, 2048 maps per exe, 65536 maps, 65536 chains; evicted 0 exes "
 		"and 0 chains, refused 0 exes and 0 map uses",
-		"readahead deadline: 0 batches abandoned after 10 s without progress, 0 of their "
-		"threads still blocked",
+		"readahead deadline: 3 batches abandoned after 10 s without progress, 1 of their "
+		"threads still blocked (at most 4: 2 batches refused)",
 	};
 	MountNsStats ns = { .processes = 3, .namespaces = 2, .translated = 40,
 			    .dropped = { 10, 1, 2, 4 } };
@@ -166,6 +166,9 @@ START_TEST(test_dump_lines)
 	g_autofree char *conf_line = NULL, *conf_text = conf_dump(fx.conf);
 
 	fx.src.mountns = &ns;
+	fx.src.read_abandoned = 3;
+	fx.src.read_stuck = 1;
+	fx.src.read_refused = 2;
 	fx.ra.other_file = 5;
 	snap = report_snapshot_new(&fx.src, 0);
 	lines = report_dump_lines(snap);

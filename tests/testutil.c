@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,4 +142,67 @@ tu_why_no_eviction(void)
 		close(fd);
 	tu_rm_rf(dir);
 	return why_not;
+}
+
+static char *
+hangfs_path(void)
+{
+	const char *top = g_getenv("top_builddir");
+
+	return g_build_filename(top ? top : ".", "tests", "helpers", "hangfs", NULL);
+}
+
+const char *
+tu_why_no_hangfs(void)
+{
+	g_autofree char *hangfs = hangfs_path();
+	g_autofree char *fusermount = g_find_program_in_path("fusermount3");
+
+	if (!tu_is_root())
+		return "needs root (mounts a FUSE file system)";
+	if (!g_file_test(hangfs, G_FILE_TEST_IS_EXECUTABLE))
+		return "tests/helpers/hangfs not built (no libfuse3)";
+	if (access("/dev/fuse", R_OK | W_OK) != 0)
+		return "no /dev/fuse";
+	if (!fusermount)
+		return "no fusermount3 (for auto_unmount)";
+	return NULL;
+}
+
+GPid
+tu_hangfs_start(const char *src, const char *mnt, int release_after)
+{
+	g_autofree char *hangfs = hangfs_path();
+	g_autofree char *release = g_strdup_printf("%d", release_after);
+	/* auto_unmount: a case that fails leaves no mount once hangfs ends. */
+	const char *argv[] = { hangfs, "--release-after", release, "--lifetime", "60", src, mnt,
+			       "-o", "auto_unmount", NULL };
+	g_autoptr(GError) error = NULL;
+	GPid pid;
+	int i;
+
+	if (!g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+			   &error))
+		g_error("hangfs: %s", error->message);
+	for (i = 0; i < 100; i++) {
+		g_autofree char *text = NULL;
+		g_autofree char *needle = g_strdup_printf(" %s ", mnt);
+
+		if (g_file_get_contents("/proc/self/mountinfo", &text, NULL, NULL) &&
+		    strstr(text, needle))
+			return pid;
+		g_usleep(50000);
+	}
+	g_error("hangfs did not mount %s", mnt);
+	return pid;
+}
+
+void
+tu_hangfs_stop(const char *mnt, GPid pid)
+{
+	(void)kill(pid, SIGUSR2);
+	(void)umount2(mnt, MNT_DETACH);
+	(void)kill(pid, SIGTERM);
+	(void)waitpid(pid, NULL, 0);
+	g_spawn_close_pid(pid);
 }

@@ -41,3 +41,15 @@ gboolean tu_can_run(const char *what, const char *why_not);
  * NULL when they are dropped, which the residency cases rely on.
  */
 const char *tu_why_no_eviction(void);
+
+/*
+ * tests/helpers/hangfs, the FUSE file system that stops answering on
+ * SIGUSR1: why it cannot run here (NULL if it can), and a mount of the
+ * regular files of src at mnt (both existing directories) that lets hung
+ * requests go after release_after seconds and unmounts itself within a
+ * minute; aborts if it does not mount. tu_hangfs_stop() lets requests go,
+ * unmounts and reaps it.
+ */
+const char *tu_why_no_hangfs(void);
+GPid tu_hangfs_start(const char *src, const char *mnt, int release_after);
+void tu_hangfs_stop(const char *mnt, GPid pid);
