@@ -70,6 +70,7 @@ typedef struct FileState {
 } FileState;
 
 static const FileState *file_state(Learn *learn, GHashTable *cache, const char *path);
+static gboolean lstat_is_regular(const char *path, MapFileId *id, gpointer user_data);
 
 /*
  * How much of map's range can hold file pages: up to the end of the file
@@ -90,6 +91,33 @@ touchable_length(const ProcMap *m, const FileState *state, guint64 page)
 		length = MIN(length, left);
 	}
 	return length;
+}
+
+/*
+ * The identity, size included, of the file a line of pid's maps maps, for
+ * the clamp of touchable_length(). With the default check it is asked of
+ * the mapped file itself (proc_map_file_stat()), not looked up by path:
+ * the user who runs the process may have covered that path since with a
+ * mount that does not answer, and this runs in the main thread. A
+ * replaced check answers for the path.
+ */
+static FileState
+mapped_state(Learn *learn, GHashTable *stat_cache, pid_t pid, const ProcMap *m)
+{
+	FileState state = { 0 };
+	struct stat st;
+
+	if (learn->file_check != lstat_is_regular)
+		return *file_state(learn, stat_cache, m->path);
+	if (proc_map_file_stat(pid, m->start, m->end, &st) && S_ISREG(st.st_mode)) {
+		state.usable = TRUE;
+		state.id.dev = (guint64)st.st_dev;
+		state.id.ino = (guint64)st.st_ino;
+		state.id.size = (guint64)MAX(st.st_size, 0);
+		state.id.mtime = (gint64)st.st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) +
+				 st.st_mtim.tv_nsec;
+	}
+	return state;
 }
 
 /*
@@ -114,14 +142,20 @@ cut_to_touched(Learn *learn, GHashTable *stat_cache, pid_t pid, GArray *maps)
 	g_autoptr(GArray) ranges = g_array_new(FALSE, FALSE, sizeof(ProcRange));
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(ProcMap));
 	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	/* Bytes of each large map that can hold file pages (one question per map). */
+	g_autofree guint64 *touchable = g_new0(guint64, MAX(maps->len, 1));
 	guint64 need = 0;
 	gboolean cut = FALSE;
 
 	for (guint i = 0; i < maps->len; i++) {
 		const ProcMap *m = &g_array_index(maps, ProcMap, i);
 
-		if (m->end - m->start > learn->touched_min)
-			need += touchable_length(m, file_state(learn, stat_cache, m->path), page) / page;
+		if (m->end - m->start > learn->touched_min) {
+			FileState state = mapped_state(learn, stat_cache, pid, m);
+
+			touchable[i] = touchable_length(m, &state, page);
+			need += touchable[i] / page;
+		}
 	}
 	if (need == 0)
 		return TRUE;
@@ -143,7 +177,7 @@ cut_to_touched(Learn *learn, GHashTable *stat_cache, pid_t pid, GArray *maps)
 			continue;
 		}
 		cut = TRUE;
-		pages = touchable_length(m, file_state(learn, stat_cache, m->path), page) / page;
+		pages = touchable[i] / page;
 		if (pages > learn->pagemap_left) {
 			learn->stats.pagemap_skipped++;
 			continue;

@@ -449,6 +449,19 @@ proc_parse_maps_line(const char *line, ProcMap *out, GError **error)
 }
 
 gboolean
+proc_map_file_stat(pid_t pid, guint64 start, guint64 end, struct stat *st)
+{
+	g_autofree char *path = NULL;
+
+	g_return_val_if_fail(st != NULL, FALSE);
+
+	/* The kernel names them "%lx-%lx". */
+	path = g_strdup_printf("%s/%d/map_files/%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x",
+			       proc_get_root(), (int)pid, start, end);
+	return stat(path, st) == 0;
+}
+
+gboolean
 proc_read_maps(pid_t pid, GArray *maps, GError **error)
 {
 	g_autofree char *path = NULL;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define PROC_ERROR (proc_error_quark())
@@ -67,6 +68,14 @@ gboolean proc_foreach_exe(ProcExeFunc func, gpointer user_data, GError **error);
  * PROC_ERROR_GONE.
  */
 gboolean proc_read_maps(pid_t pid, GArray *maps, GError **error);
+
+/*
+ * stat(2) of the file pid maps at [start, end), through
+ * /proc/PID/map_files/START-END: the file mapped, whatever its path
+ * names now, with no lookup of that path (which a mount made since could
+ * cover). Needs CAP_SYS_ADMIN (root). FALSE if it cannot be asked.
+ */
+gboolean proc_map_file_stat(pid_t pid, guint64 start, guint64 end, struct stat *st);
 
 /*
  * Parses one maps line (without or with its trailing newline), e.g.

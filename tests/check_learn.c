@@ -164,13 +164,44 @@ give_identity(ProcMap *m)
 	}
 }
 
+/*
+ * PID/map_files of the fake /proc for maps (as written in dir/maps): an
+ * entry START-END for the file of each file line, a hard link to it (the
+ * kernel's entries lead to the mapped file, whatever its path names
+ * later), or a symlink for a file on another file system.
+ */
+static void
+link_map_files(const char *dir, const char *maps)
+{
+	g_autofree char *files = g_build_filename(dir, "map_files", NULL);
+	g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
+
+	ck_assert_int_eq(g_mkdir_with_parents(files, 0755), 0);
+	for (guint i = 0; lines[i]; i++) {
+		ProcMap m = { 0 };
+
+		if (proc_parse_maps_line(lines[i], &m, NULL) && m.path && !m.deleted) {
+			g_autofree char *entry = g_strdup_printf("%s/%" G_GINT64_MODIFIER "x-%"
+								G_GINT64_MODIFIER "x", files, m.start,
+								m.end);
+
+			(void)g_unlink(entry);
+			if (link(m.path, entry) != 0)
+				ck_assert_int_eq(symlink(m.path, entry), 0);
+		}
+		proc_map_clear(&m);
+	}
+}
+
 /* Rewrites the maps of a process of the fake /proc, with identities. */
 static void
 write_maps(const char *maps_path, const char *maps)
 {
 	g_autofree char *identified = with_identities(maps);
+	g_autofree char *dir = g_path_get_dirname(maps_path);
 
 	tu_write_file(maps_path, identified);
+	link_map_files(dir, identified);
 }
 
 static void
@@ -199,6 +230,7 @@ add_process_raw(int pid, const char *exe, const char *maps)
 	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
 	ck_assert_msg(symlink(exe, link) == 0, "symlink: %s", g_strerror(errno));
 	tu_write_file(maps_path, identified);
+	link_map_files(dir, identified);
 }
 
 static void
@@ -458,6 +490,33 @@ START_TEST(test_admission_touched_bounded)
 	ck_assert_uint_eq(a->exemaps->len, 2);  /* the window, and the exe's own page */
 	ck_assert_ptr_nonnull(model_lookup_map(model, huge, 0, win));
 	ck_assert_uint_eq(a->size, win + 4096);
+}
+END_TEST
+
+/*
+ * The clamp asks the mapped file, not its path: the process maps a 64
+ * KiB file, whose path then names a 1 MiB file (replaced, or covered by
+ * a mount). pagemap is looked up for the mapped file's 64 KiB (16 pages
+ * of 4 KiB), not the 1 MiB the path names now (256 pages): the path is
+ * not looked up.
+ */
+START_TEST(test_admission_touched_mapped_file)
+{
+	g_autoptr(GString) maps = g_string_new(NULL);
+	g_autofree char *exe_a = at("bin/a");
+	guint64 page = (guint64)sysconf(_SC_PAGESIZE);
+	guint64 base = 0x10000000;
+
+	make_file("bin/a", 4096);
+	make_file("files/huge.db", 65536);
+	add_line(maps, base, base + 2 * LEARN_TOUCHED_MAX, 0, "files/huge.db");
+	add_process(100, exe_a, maps->str);
+	tu_set_pagemap(proc_dir, 100, base / page, TU_PM_PRESENT);
+	make_file("files/huge.db", 1 << 20);
+
+	proc_scan(0);
+	learn_update(learn, scan, model, conf, 10);
+	ck_assert_uint_eq(learn_get_stats(learn)->pagemap_pages, 65536 / page);
 }
 END_TEST
 
@@ -1807,6 +1866,7 @@ learn_suite(void)
 	tcase_add_test(tc, test_admission);
 	tcase_add_test(tc, test_admission_touched);
 	tcase_add_test(tc, test_admission_touched_bounded);
+	tcase_add_test(tc, test_admission_touched_mapped_file);
 	tcase_add_test(tc, test_admission_touched_budget);
 	tcase_add_test(tc, test_shared_maps);
 	tcase_add_test(tc, test_pid_reused_or_zombie);
