@@ -151,6 +151,15 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 	launch->stats.fetch_bytes += bytes;
 }
 
+/* A measurement of exe's set: counted, and the fetch it calls for. */
+static void
+measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gint64 now)
+{
+	exe_hits_add(&exe->hits, hits->bytes, hits->prefetched, hits->probed, hits->resident);
+	if (launch->hooks.fetch)
+		launch_fetch(launch, conf, exe, hits, now);
+}
+
 Exe *
 launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path)
 {
@@ -174,14 +183,31 @@ launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path
 	if (d.measure) {
 		LaunchHits hits = { 0 };
 
-		h->measure(h->data, exe, model->prefetch_seq, &hits);
-		exe_hits_add(&exe->hits, hits.bytes, hits.prefetched, hits.probed, hits.resident);
+		/* Set first: a start while the measurement runs elsewhere is not measured again. */
 		exe->hits_checked_at = now;
-		if (h->fetch)
-			launch_fetch(launch, conf, exe, &hits, now);
+		if (h->measure(h->data, exe, model->prefetch_seq, &hits))
+			measured(launch, conf, exe, &hits, now);
 	}
 	model->dirty = TRUE;
 	return exe;
+}
+
+void
+launch_measured(Launch *launch, Model *model, const Conf *conf, const char *exe_path,
+		const LaunchHits *hits)
+{
+	const LaunchHooks *h;
+	Exe *exe;
+
+	g_return_if_fail(launch != NULL && model != NULL && conf != NULL);
+	g_return_if_fail(exe_path != NULL && hits != NULL);
+
+	exe = model_lookup_exe(model, exe_path);
+	if (!exe)
+		return;
+	h = &launch->hooks;
+	measured(launch, conf, exe, hits, h->now ? h->now(h->data) : g_get_monotonic_time());
+	model->dirty = TRUE;
 }
 
 void

@@ -62,8 +62,14 @@ typedef struct LaunchHooks {
 	gint64 (*now)(gpointer data);
 	/* Hold the readahead back until this monotonic time; NULL: no hold. */
 	void (*hold)(gpointer data, gint64 until_us);
-	/* Measure exe's learned set against the prefetch prefetch_seq; required. */
-	void (*measure)(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits);
+	/*
+	 * Measure exe's learned set against the prefetch prefetch_seq;
+	 * required. TRUE: measured now, into *hits. FALSE: the measurement
+	 * runs elsewhere (the probe opens files a hung mount can stall) and
+	 * its hits come later through launch_measured(), or never if it is
+	 * given up.
+	 */
+	gboolean (*measure)(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits);
 	/*
 	 * Read requests (OrderRequest, order.h; taken) now, as an urgent
 	 * batch off the calling thread; FALSE if the reader cannot take
@@ -137,6 +143,15 @@ void launch_free(Launch *launch);
  * or NULL if the model does not know it (nothing is done then).
  */
 Exe *launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path);
+
+/*
+ * The hits of a start of exe_path measured away from launch_exec() (its
+ * measure hook returned FALSE): counted, and the fetch decided, as
+ * launch_exec() does with a measurement made at once. Nothing if the
+ * model no longer knows the exe.
+ */
+void launch_measured(Launch *launch, Model *model, const Conf *conf, const char *exe_path,
+		     const LaunchHits *hits);
 
 /* An urgent batch is over, having requested bytes from the disk. */
 void launch_fetch_done(Launch *launch, guint64 bytes);

@@ -60,6 +60,8 @@ struct Learn {
 	gboolean count_starts;    /* learn_update() counts starts in the hit figures */
 	MountNs *mountns;         /* translates other namespaces' paths (borrowed), or NULL */
 	MountDevs *mountdevs;     /* the devices of this namespace's mounts (the sweep's identity check) */
+	FsJobPool *fsjobs;        /* runs the sweep's file checks (borrowed), or NULL: at once */
+	Model *jobs_model;        /* the model their results apply to (borrowed) */
 	LearnStats stats;
 };
 
@@ -396,6 +398,16 @@ learn_set_pagemap_budget(Learn *learn, guint64 pages)
 	g_return_if_fail(learn != NULL);
 
 	learn->pagemap_budget = pages;
+}
+
+void
+learn_set_fsjob(Learn *learn, FsJobPool *pool, Model *model)
+{
+	g_return_if_fail(learn != NULL);
+	g_return_if_fail(pool == NULL || model != NULL);
+
+	learn->fsjobs = pool;
+	learn->jobs_model = pool ? model : NULL;
 }
 
 void
@@ -743,35 +755,15 @@ refresh_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cache
 }
 
 /*
- * Whether map's file is still the one it was learned from: gone, or
- * another file (an upgrade replaced it), the map turns stale and TRUE is
- * returned. A map learned before identities were kept takes the file's.
+ * The verdict of a file check on map: here is the identity found at its
+ * path (with the device of the maps line where it is the same file on a
+ * btrfs subvolume), usable FALSE if no regular file is there. Gone or
+ * another file, the map turns stale and TRUE is returned.
  */
 static gboolean
-check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
+apply_file_check(Map *map, gboolean usable, const MapFileId *here)
 {
-	const FileState *state;
-	MapFileId here;
-
-	map->learn.checked = now;
-	/* Learned while netfs was on: not asked (the lstat could hang), never read. */
-	if (map_file_id_is_known(&map->file) && dev_is_remote(learn, map->file.dev)) {
-		map->learn.stale = TRUE;
-		return TRUE;
-	}
-	state = file_state(learn, stat_cache, map->path);
-	here = state->id;
-	/*
-	 * The maps line gave the file system's device; lstat gives st_dev,
-	 * which btrfs makes one per subvolume. The same inode on a mount of
-	 * that device is the same file.
-	 */
-	if (state->usable && learn->file_check == lstat_is_regular && here.dev != map->file.dev &&
-	    map_file_id_is_known(&map->file) &&
-	    mountdevs_same_file(learn->mountdevs, AT_FDCWD, map->path, AT_SYMLINK_NOFOLLOW,
-				here.dev, here.ino, map->file.dev, map->file.ino))
-		here.dev = map->file.dev;
-	if (!state->usable || !map_file_id_matches(&map->file, &here)) {
+	if (!usable || !map_file_id_matches(&map->file, here)) {
 		map->learn.stale = TRUE;
 		return TRUE;
 	}
@@ -782,10 +774,171 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 	 * not say which file the map was learned from.
 	 */
 	if (map_file_id_is_known(&map->file) && map->file.size == 0 && map->file.mtime == 0) {
-		map->file.size = here.size;
-		map->file.mtime = here.mtime;
+		map->file.size = here->size;
+		map->file.mtime = here->mtime;
 	}
 	return FALSE;
+}
+
+/*
+ * The lstat of the default check, and the maps line's device for the same
+ * inode on a mount of that device: btrfs gives each subvolume its own
+ * st_dev, the maps line the file system's. Blocking calls on path.
+ */
+static gboolean
+stat_learned_file(MountDevs *md, const char *path, const MapFileId *learned, MapFileId *here)
+{
+	if (!lstat_is_regular(path, here, NULL))
+		return FALSE;
+	if (here->dev != learned->dev && map_file_id_is_known(learned) &&
+	    mountdevs_same_file(md, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, here->dev, here->ino,
+				learned->dev, learned->ino))
+		here->dev = learned->dev;
+	return TRUE;
+}
+
+/* A check of the sweep on an fsjob worker: the input, then the result. */
+typedef struct CheckJob {
+	char *path;
+	MapFileId learned;
+	gboolean usable;
+	MapFileId here;
+} CheckJob;
+
+static void
+check_job_free(gpointer data)
+{
+	CheckJob *job = data;
+
+	g_free(job->path);
+	g_free(job);
+}
+
+static void
+check_job_run(FsJobCtx *ctx, gpointer data)
+{
+	CheckJob *job = data;
+	/* Its own: the learner may be gone when a job abandoned on a hung mount returns. */
+	g_autoptr(MountDevs) md = mountdevs_new();
+
+	(void)ctx;
+	job->usable = stat_learned_file(md, job->path, &job->learned, &job->here);
+}
+
+/* Which map a check was for, found again by its key when the result comes. */
+typedef struct CheckFor {
+	Learn *learn;
+	char *path;
+	guint64 offset;
+	guint64 length;
+	MapFileId learned;
+	char *exe;            /* the maintenance's check of an exe's own file, or NULL */
+} CheckFor;
+
+static void
+check_for_free(gpointer data)
+{
+	CheckFor *f = data;
+
+	g_free(f->path);
+	g_free(f->exe);
+	g_free(f);
+}
+
+static void
+check_done(FsJobStatus status, gpointer data, gpointer user_data)
+{
+	const CheckJob *job = data;
+	CheckFor *f = user_data;
+	Model *model = f->learn->jobs_model;
+	Map *map;
+
+	if (status != FSJOB_DONE)
+		return;  /* checked again a period later (the fsjob stats count it) */
+	if (f->exe) {
+		Exe *exe = model_lookup_exe(model, f->exe);
+
+		/* Gone, and still not running: forgotten, as maintain() does. */
+		if (exe && !job->usable && !exe_is_running(model, exe)) {
+			model_remove_exe(model, exe);
+			f->learn->stats.exes_gone++;
+			model->dirty = TRUE;
+		}
+		return;
+	}
+	map = model_lookup_map(model, f->path, f->offset, f->length);
+	/* Learned again from another file meanwhile: that one is checked later. */
+	if (!map || map->learn.stale || map->file.dev != f->learned.dev ||
+	    map->file.ino != f->learned.ino)
+		return;
+	if (apply_file_check(map, job->usable, &job->here)) {
+		f->learn->stats.stale++;
+		model->dirty = TRUE;
+	}
+}
+
+/* Queues the default check of path on the learner's pool; done applies it. */
+static void
+submit_check(Learn *learn, const char *path, const Map *map, const Exe *exe)
+{
+	CheckJob *job = g_new0(CheckJob, 1);
+	CheckFor *f = g_new0(CheckFor, 1);
+
+	job->path = g_strdup(path);
+	f->learn = learn;
+	f->path = g_strdup(path);
+	f->exe = exe ? g_strdup(exe->path) : NULL;
+	if (map) {
+		job->learned = map->file;
+		f->offset = map->offset;
+		f->length = map->length;
+		f->learned = map->file;
+	}
+	(void)fsjob_submit(learn->fsjobs, map ? map->file.dev : exe->file.dev, check_job_run, job, check_job_free,
+			   check_done, f, check_for_free);
+}
+
+/* Whether the default check runs on the pool rather than at once. */
+static gboolean
+checks_on_pool(const Learn *learn)
+{
+	return learn->fsjobs != NULL && learn->file_check == lstat_is_regular;
+}
+
+/*
+ * Whether map's file is still the one it was learned from: gone, or
+ * another file (an upgrade replaced it), the map turns stale and TRUE is
+ * returned. A map learned before identities were kept takes the file's.
+ * With a pool the check runs there and FALSE is returned: its result
+ * comes later (check_done()).
+ */
+static gboolean
+check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
+{
+	const FileState *state;
+	MapFileId here;
+	gboolean usable;
+
+	map->learn.checked = now;
+	/* Learned while netfs was on: not asked (the lstat could hang), never read. */
+	if (map_file_id_is_known(&map->file) && dev_is_remote(learn, map->file.dev)) {
+		map->learn.stale = TRUE;
+		return TRUE;
+	}
+	if (checks_on_pool(learn)) {
+		submit_check(learn, map->path, map, NULL);
+		return FALSE;
+	}
+	state = file_state(learn, stat_cache, map->path);
+	usable = state->usable;
+	here = state->id;
+	/* As stat_learned_file() does, on the answer cached for this update. */
+	if (usable && learn->file_check == lstat_is_regular && here.dev != map->file.dev &&
+	    map_file_id_is_known(&map->file) &&
+	    mountdevs_same_file(learn->mountdevs, AT_FDCWD, map->path, AT_SYMLINK_NOFOLLOW,
+				here.dev, here.ino, map->file.dev, map->file.ino))
+		here.dev = map->file.dev;
+	return apply_file_check(map, usable, &here);
 }
 
 /*
@@ -886,7 +1039,9 @@ maintain(Learn *learn, Model *model, const Conf *conf, gint64 now)
 
 		if (exe_is_running(model, exe) || !own_file_stale(exe))
 			continue;
-		if (!learn->file_check(exe->path, &id, learn->file_check_data))
+		if (checks_on_pool(learn))
+			submit_check(learn, exe->path, NULL, exe);
+		else if (!learn->file_check(exe->path, &id, learn->file_check_data))
 			g_ptr_array_add(gone, exe);
 	}
 	for (guint i = 0; i < gone->len; i++)

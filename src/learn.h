@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "fsjob.h"
 #include "model.h"
 #include "mountns.h"
 #include "scan.h"
@@ -149,6 +150,17 @@ void learn_set_file_check(Learn *learn, LearnFileCheckFunc func, gpointer user_d
  * dropping maps whose file is gone or was replaced.
  */
 void learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 now);
+
+/*
+ * With a pool (borrowed; freed before the learner and model), the
+ * default file checks of the sweep, of learn_check_files() and of the
+ * maintenance (lstat of a learned path, which a hung mount can stall)
+ * run on it: a map is found stale, and an exe whose file is gone
+ * forgotten, when the result comes back to the main context, not in the
+ * call that checks. NULL (the default): at once. Checks set by
+ * learn_set_file_check() always run at once.
+ */
+void learn_set_fsjob(Learn *learn, FsJobPool *pool, Model *model);
 
 /*
  * The sweep's file check, brought forward for the maps about to be read

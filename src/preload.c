@@ -42,6 +42,7 @@
 #include "control.h"
 #include "cycle.h"
 #include "heap.h"
+#include "fsjob.h"
 #include "launch.h"
 #include "log.h"
 #include "model.h"
@@ -107,6 +108,8 @@ typedef struct Daemon {
 	guint selected_maps;
 	guint64 selected_kb;
 	Readahead *readahead;       /* the reader, owned */
+	FsJobPool *fsjobs;          /* the probes of learned files (serve() only), owned */
+	FsJobStats fsjob_stats;     /* theirs, for the last report */
 	ReadaheadStats last_readahead;
 	gboolean readahead_pending; /* a newer prediction waits for the running batch */
 	gboolean exiting;           /* no new readahead */
@@ -543,18 +546,110 @@ launch_hold(gpointer data, gint64 until_us)
 	readahead_hold(d->readahead, until_us);
 }
 
+static LaunchHits
+hits_of(const WatchMeasure *m)
+{
+	return (LaunchHits){
+		.bytes = m->bytes,
+		.prefetched = m->prefetched,
+		.probed = m->probed,
+		.resident = m->resident,
+	};
+}
+
+/* A start's measurement on an fsjob worker. */
+typedef struct MeasureJob {
+	WatchMeasureSet *set;
+	FsJobPool *pool;         /* borrowed: kept alive by the worker running the job */
+	FsJobCtx *ctx;
+} MeasureJob;
+
 static void
+measure_job_free(gpointer data)
+{
+	MeasureJob *job = data;
+
+	watch_measure_set_free(job->set);
+	g_free(job);
+}
+
+/* Files of a device that missed a deadline are not opened (counted as not probed). */
+static gboolean
+measure_enter(guint64 dev, gpointer data)
+{
+	MeasureJob *job = data;
+
+	if (dev != 0 && fsjob_device_refused(job->pool, dev))
+		return FALSE;
+	fsjob_ctx_set_dev(job->ctx, dev);
+	return TRUE;
+}
+
+static void
+measure_run(FsJobCtx *ctx, gpointer data)
+{
+	MeasureJob *job = data;
+
+	job->ctx = ctx;
+	watch_measure_set_run(job->set, measure_enter, job);
+}
+
+/* The measured program's path and the daemon, for the result. */
+typedef struct MeasureFor {
+	Daemon *d;
+	char *path;
+} MeasureFor;
+
+static void
+measure_for_free(gpointer data)
+{
+	MeasureFor *f = data;
+
+	g_free(f->path);
+	g_free(f);
+}
+
+static void
+measure_done(FsJobStatus status, gpointer data, gpointer user_data)
+{
+	MeasureFor *f = user_data;
+	WatchMeasure m;
+	LaunchHits hits;
+
+	if (status != FSJOB_DONE)
+		return;
+	m = watch_measure_set_result(((MeasureJob *)data)->set);
+	hits = hits_of(&m);
+	launch_measured(f->d->launch, f->d->model, f->d->conf, f->path, &hits);
+}
+
+/*
+ * The page cache probe opens the program's learned files, which a hung
+ * mount can stall: on an fsjob worker when the daemon serves (the hits
+ * come back through launch_measured()), at once with --once.
+ */
+static gboolean
 launch_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits)
 {
-	WatchMeasure m = watch_measure_exe(exe, prefetch_seq, WATCH_PROBE_CACHE);
+	Daemon *d = data;
+	MeasureJob *job;
+	MeasureFor *f;
+	WatchMeasure m;
 
-	(void)data;
-	*hits = (LaunchHits){
-		.bytes = m.bytes,
-		.prefetched = m.prefetched,
-		.probed = m.probed,
-		.resident = m.resident,
-	};
+	if (!d->fsjobs) {
+		m = watch_measure_exe(exe, prefetch_seq, WATCH_PROBE_CACHE);
+		*hits = hits_of(&m);
+		return TRUE;
+	}
+	job = g_new0(MeasureJob, 1);
+	job->set = watch_measure_set_new(exe, prefetch_seq);
+	job->pool = d->fsjobs;
+	f = g_new0(MeasureFor, 1);
+	f->d = d;
+	f->path = g_strdup(exe->path);
+	(void)fsjob_submit(d->fsjobs, watch_measure_set_dev(job->set), measure_run, job,
+			   measure_job_free, measure_done, f, measure_for_free);
+	return FALSE;
 }
 
 static void
@@ -758,6 +853,10 @@ report_sources(Daemon *d, ReportSources *src)
 	};
 	readahead_get_abandoned(d->readahead, &src->read_abandoned, &src->read_stuck,
 				&src->read_refused);
+	if (d->fsjobs) {
+		fsjob_get_stats(d->fsjobs, &d->fsjob_stats);
+		src->fsjobs = &d->fsjob_stats;
+	}
 }
 
 static void
@@ -1032,6 +1131,9 @@ serve(Daemon *d)
 {
 	d->loop = g_main_loop_new(NULL, FALSE);
 	d->start_cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
+	d->fsjobs = fsjob_pool_new(NULL, FSJOB_WORKERS, FSJOB_QUEUE_MAX, FSJOB_MAX_STUCK,
+				   FSJOB_DEADLINE_US);
+	learn_set_fsjob(cycle_get_learn(d->cycle), d->fsjobs, d->model);
 	g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
 	start_watch(d);
 	schedule_autosave(d);
@@ -1041,6 +1143,9 @@ serve(Daemon *d)
 	start_control(d);
 	notify_ready(d->notify);
 	g_main_loop_run(d->loop);
+	/* No result is taken any more; a probe stuck on a hung mount is left behind. */
+	learn_set_fsjob(cycle_get_learn(d->cycle), NULL, NULL);
+	g_clear_pointer(&d->fsjobs, fsjob_pool_free);
 	notify_stopping(d->notify);
 	g_clear_pointer(&d->control, control_free);
 	/* Exit promptly: reads in flight finish, no new one starts. */
@@ -1058,6 +1163,7 @@ daemon_clear(Daemon *d)
 		g_source_remove(d->cycle_source);
 	if (d->autosave_source)
 		g_source_remove(d->autosave_source);
+	fsjob_pool_free(d->fsjobs);
 	watch_free(d->watch);
 	readahead_free(d->readahead);
 	g_free(d->watch_off);

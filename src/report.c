@@ -189,6 +189,9 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 	snap->read_abandoned = src->read_abandoned;
 	snap->read_stuck = src->read_stuck;
 	snap->read_refused = src->read_refused;
+	snap->have_fsjobs = src->fsjobs != NULL;
+	if (src->fsjobs)
+		snap->fsjobs = *src->fsjobs;
 
 	g_hash_table_iter_init(&iter, model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
@@ -426,6 +429,17 @@ report_dump_lines(const ReportSnapshot *snap)
 		 G_GUINT64_FORMAT " batches refused)", snap->read_abandoned,
 		 (int)(READAHEAD_DEADLINE_US / G_USEC_PER_SEC), snap->read_stuck,
 		 READAHEAD_MAX_STUCK, snap->read_refused);
+	if (snap->have_fsjobs)
+		add_line(lines, "file-system jobs: %" G_GUINT64_FORMAT " done, %" G_GUINT64_FORMAT
+			 " abandoned after %d ms, %u of their threads still blocked (at most %d), %"
+			 G_GUINT64_FORMAT " expired in the queue; refused: %" G_GUINT64_FORMAT
+			 " on a device that missed a deadline, %" G_GUINT64_FORMAT
+			 " at the thread cap, %" G_GUINT64_FORMAT " queue full; %u devices refused now",
+			 snap->fsjobs.done, snap->fsjobs.abandoned,
+			 (int)(FSJOB_DEADLINE_US / 1000), snap->fsjobs.stuck, FSJOB_MAX_STUCK,
+			 snap->fsjobs.expired, snap->fsjobs.refused_device,
+			 snap->fsjobs.refused_stuck, snap->fsjobs.refused_full,
+			 snap->fsjobs.devices_refused);
 	add_line(lines, "configuration:\n%s", snap->conf_text);
 	return lines;
 }

@@ -26,6 +26,7 @@
 #include <glib.h>
 
 #include "conf.h"
+#include "fsjob.h"
 #include "launch.h"
 #include "model.h"
 #include "mountns.h"
@@ -82,6 +83,7 @@ typedef struct ReportSources {
 	guint64 read_abandoned;        /* batches abandoned past their deadline */
 	guint read_stuck;              /* of those, still blocked */
 	guint64 read_refused;          /* batches refused: READAHEAD_MAX_STUCK threads blocked */
+	const FsJobStats *fsjobs;      /* the file-system jobs; NULL: no pool */
 	const WatchStats *watch;       /* NULL without a watcher */
 	const char *watch_text;        /* watch_describe(), or why there is none */
 	guint n_stages;
@@ -121,6 +123,8 @@ typedef struct ReportSnapshot {
 	guint64 read_abandoned;       /* readahead batches abandoned past their deadline */
 	guint read_stuck;             /* of those, still blocked */
 	guint64 read_refused;         /* batches refused at the cap on blocked threads */
+	gboolean have_fsjobs;
+	FsJobStats fsjobs;            /* the file-system jobs (fsjob.h) */
 	guint cycles;
 	ProcMemstat mem;
 	gboolean pressure_wanted;     /* maxpressure is set */

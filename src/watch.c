@@ -763,51 +763,136 @@ watch_spans_from_mincore(const guint8 *vec, gsize n, guint64 page_bytes, guint64
  * asks the kernel afresh each time.
  */
 
-WatchMeasure
-watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe)
+/* One map of a learned set, copied for the probe. */
+typedef struct MeasureItem {
+	char *path;
+	guint64 offset;
+	guint64 length;
+	guint64 dev;          /* of the learned identity, 0: unknown */
+} MeasureItem;
+
+struct WatchMeasureSet {
+	GArray *items;        /* MeasureItem */
+	WatchMeasure m;
+};
+
+static void
+measure_item_clear(gpointer data)
 {
-	WatchMeasure m = { 0 };
+	g_free(((MeasureItem *)data)->path);
+}
+
+WatchMeasureSet *
+watch_measure_set_new(const Exe *exe, guint64 prefetch_seq)
+{
+	WatchMeasureSet *set;
+
+	g_return_val_if_fail(exe != NULL, NULL);
+
+	set = g_new0(WatchMeasureSet, 1);
+	set->items = g_array_sized_new(FALSE, FALSE, sizeof(MeasureItem), exe->exemaps->len);
+	g_array_set_clear_func(set->items, measure_item_clear);
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
+		MeasureItem item = { g_strdup(map->path), map->offset, map->length,
+				     map->file.dev };
+
+		set->m.bytes += map->length;
+		if (prefetch_seq != 0 && map->cycle.prefetch_seq == prefetch_seq)
+			set->m.prefetched += map->length;
+		g_array_append_val(set->items, item);
+	}
+	return set;
+}
+
+void
+watch_measure_set_free(WatchMeasureSet *set)
+{
+	if (!set)
+		return;
+	g_array_unref(set->items);
+	g_free(set);
+}
+
+guint64
+watch_measure_set_dev(const WatchMeasureSet *set)
+{
+	g_return_val_if_fail(set != NULL, 0);
+
+	return set->items->len > 0 ? g_array_index(set->items, MeasureItem, 0).dev : 0;
+}
+
+WatchMeasure
+watch_measure_set_result(const WatchMeasureSet *set)
+{
+	WatchMeasure none = { 0 };
+
+	g_return_val_if_fail(set != NULL, none);
+
+	return set->m;
+}
+
+void
+watch_measure_set_run(WatchMeasureSet *set, WatchEnterFunc enter, gpointer data)
+{
 	const char *open_path = NULL;
+	gboolean have_dev = FALSE, entered = TRUE;
+	guint64 dev = 0;
 	struct stat st;
 	int fd = -1;
 
-	g_return_val_if_fail(exe != NULL, m);
+	g_return_if_fail(set != NULL);
 
-	for (guint i = 0; i < exe->exemaps->len; i++) {
-		const Map *map = g_array_index(exe->exemaps, ExeMap, i).map;
+	for (guint i = 0; i < set->items->len; i++) {
+		const MeasureItem *item = &g_array_index(set->items, MeasureItem, i);
 		guint64 in_cache = 0, length;
 
-		m.bytes += map->length;
-		if (prefetch_seq != 0 && map->cycle.prefetch_seq == prefetch_seq)
-			m.prefetched += map->length;
-		if (probe == WATCH_PROBE_NONE)
+		if (enter && (!have_dev || item->dev != dev)) {
+			have_dev = TRUE;
+			dev = item->dev;
+			entered = enter(dev, data);
+		}
+		if (!entered)
 			continue;
 		/* An exe's maps of one file are usually adjacent: open it once. */
-		if (!open_path || strcmp(open_path, map->path) != 0) {
+		if (!open_path || strcmp(open_path, item->path) != 0) {
 			if (fd >= 0)
 				(void)close(fd);
-			open_path = map->path;
-			(void)pagecache_open(map->path, &fd, &st, NULL);
+			open_path = item->path;
+			(void)pagecache_open(item->path, &fd, &st, NULL);
 		}
 		/*
 		 * A vanished or shrunk file cannot be resident beyond its end:
 		 * probed, and not resident. A file whose residency cannot be
 		 * told is not probed at all.
 		 */
-		if (fd < 0 || map->offset >= (guint64)st.st_size) {
-			m.probed += map->length;
+		if (fd < 0 || item->offset >= (guint64)st.st_size) {
+			set->m.probed += item->length;
 			continue;
 		}
-		length = MIN(map->length, (guint64)st.st_size - map->offset);
-		if (pagecache_resident_bytes(NULL, fd, map->path, &st, map->offset, length,
+		length = MIN(item->length, (guint64)st.st_size - item->offset);
+		if (pagecache_resident_bytes(NULL, fd, item->path, &st, item->offset, length,
 					     &in_cache)) {
-			m.probed += map->length;
-			m.resident += in_cache;
+			set->m.probed += item->length;
+			set->m.resident += in_cache;
 		}
 	}
 	if (fd >= 0)
 		(void)close(fd);
-	return m;
+}
+
+WatchMeasure
+watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe)
+{
+	g_autoptr(WatchMeasureSet) set = NULL;
+	WatchMeasure none = { 0 };
+
+	g_return_val_if_fail(exe != NULL, none);
+
+	set = watch_measure_set_new(exe, prefetch_seq);
+	if (probe == WATCH_PROBE_CACHE)
+		watch_measure_set_run(set, NULL, NULL);
+	return set->m;
 }
 
 /* ---- learned read sets ------------------------------------------------------ */

@@ -287,6 +287,28 @@ typedef struct WatchMeasure {
  */
 WatchMeasure watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe);
 
+/*
+ * The same in two steps, for a worker thread: watch_measure_set_new()
+ * copies what the probe needs of exe's learned set (main thread; bytes
+ * and prefetched are counted then), watch_measure_set_run() probes the
+ * page cache (any thread; blocking file-system calls). Before the first
+ * file of each device run calls enter(dev, data) with the device of the
+ * file's learned identity (0: unknown); FALSE leaves the file unprobed.
+ * NULL enter probes every file.
+ */
+typedef struct WatchMeasureSet WatchMeasureSet;
+typedef gboolean (*WatchEnterFunc)(guint64 dev, gpointer data);
+
+WatchMeasureSet *watch_measure_set_new(const Exe *exe, guint64 prefetch_seq);
+void watch_measure_set_free(WatchMeasureSet *set);
+void watch_measure_set_run(WatchMeasureSet *set, WatchEnterFunc enter, gpointer data);
+/* The device of the set's first file (0: none, or unknown). */
+guint64 watch_measure_set_dev(const WatchMeasureSet *set);
+/* The measure so far: after run, complete. */
+WatchMeasure watch_measure_set_result(const WatchMeasureSet *set);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchMeasureSet, watch_measure_set_free)
+
 /* ---- the watcher (I/O) ---- */
 
 /* A learned read set: one range of a file. */

@@ -152,6 +152,7 @@ typedef struct Hooked {
 	GPtrArray *fetched;   /* exe paths of the batches taken */
 	guint64 fetched_bytes;
 	gboolean refuse;      /* the reader takes no batch */
+	gboolean later;       /* fake_measure measures away: hits through launch_measured() */
 } Hooked;
 
 static gint64
@@ -166,7 +167,7 @@ fake_hold(gpointer data, gint64 until_us)
 	g_array_append_val(((Hooked *)data)->holds, until_us);
 }
 
-static void
+static gboolean
 fake_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hits)
 {
 	Hooked *h = data;
@@ -174,10 +175,13 @@ fake_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *hi
 	(void)exe;
 	h->measured++;
 	h->measured_seq = prefetch_seq;
+	if (h->later)
+		return FALSE;
 	hits->bytes = 100;
 	hits->prefetched = 40;
 	hits->probed = 90;
 	hits->resident = h->resident;
+	return TRUE;
 }
 
 static gboolean
@@ -354,6 +358,61 @@ START_TEST(test_exec_fetch)
 }
 END_TEST
 
+/*
+ * A measurement made away from launch_exec() (on a worker): the start
+ * counts at once, the hits only when launch_measured() brings them. A
+ * second start while it runs (same cycle) is not measured again. The
+ * hits (100 bytes, none resident) call for a batch then. Hits for an exe
+ * the model forgot meanwhile change nothing.
+ */
+START_TEST(test_measured_later)
+{
+	g_autoptr(Conf) conf = test_conf();
+	g_autoptr(Model) model = model_new();
+	Hooked h = { .later = TRUE };
+	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, fake_fetch, &h };
+	g_autoptr(Launch) launch = launch_new(&hooks);
+	const LaunchHits hits = { .bytes = 100, .prefetched = 0, .probed = 100, .resident = 0 };
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+
+	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
+	h.fetched = g_ptr_array_new();
+	model_add_exe(model, a, 0, FALSE);
+	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 4096, 0), 1.0);
+	model->time = 100;
+
+	h.now = 1000000;
+	ck_assert_ptr_eq(launch_exec(launch, model, conf, "/usr/bin/a"), a);
+	ck_assert_uint_eq(h.measured, 1);
+	ck_assert_uint_eq(a->hits.starts, 1);
+	ck_assert_uint_eq(a->hits.checks, 0);
+	ck_assert_uint_eq(h.fetched->len, 0);
+	h.now = 1500000;
+	launch_exec(launch, model, conf, "/usr/bin/a");
+	ck_assert_uint_eq(h.measured, 1);
+
+	h.now = 2000000;
+	model->dirty = FALSE;
+	launch_measured(launch, model, conf, "/usr/bin/a", &hits);
+	ck_assert_uint_eq(a->hits.starts, 2);
+	ck_assert_uint_eq(a->hits.checks, 1);
+	ck_assert_uint_eq(a->hits.bytes, 100);
+	ck_assert_uint_eq(a->hits.probed, 100);
+	ck_assert_uint_eq(a->hits.resident, 0);
+	ck_assert_uint_eq(h.fetched->len, 1);
+	ck_assert_str_eq(g_ptr_array_index(h.fetched, 0), "/usr/bin/a");
+	ck_assert_uint_eq(launch_get_stats(launch)->fetches, 1);
+	ck_assert(model->dirty);
+
+	model->dirty = FALSE;
+	launch_measured(launch, model, conf, "/usr/bin/gone", &hits);
+	ck_assert_uint_eq(h.fetched->len, 1);
+	ck_assert(!model->dirty);
+	g_array_unref(h.holds);
+	g_ptr_array_unref(h.fetched);
+}
+END_TEST
+
 static Suite *
 launch_suite(void)
 {
@@ -365,6 +424,7 @@ launch_suite(void)
 	tcase_add_test(tc, test_fetch_decide);
 	tcase_add_test(tc, test_fetch_requests);
 	tcase_add_test(tc, test_exec_fetch);
+	tcase_add_test(tc, test_measured_later);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,6 +16,7 @@
 #include "watch.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1856,6 +1857,130 @@ START_TEST(test_scan_counts_starts)
 }
 END_TEST
 
+/* Iterates the default context until the pool delivered n jobs, 5 s at most. */
+static void
+iterate_until_done(FsJobPool *pool, guint64 n)
+{
+	gint64 until = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	FsJobStats st;
+
+	for (;;) {
+		fsjob_get_stats(pool, &st);
+		if (st.done >= n || g_get_monotonic_time() >= until)
+			return;
+		(void)g_main_context_iteration(NULL, TRUE);
+	}
+}
+
+/*
+ * With a pool, the checks of learn_check_files() run on its workers: the
+ * call finds nothing stale, the results turn one.so (replaced) and
+ * two.so (gone) stale when they come back to the main context, and
+ * three.so (the same file) keeps its map and gains its size.
+ */
+START_TEST(test_check_files_on_pool)
+{
+	g_autoptr(FsJobPool) pool = fsjob_pool_new(NULL, 2, 16, 2, 5 * G_USEC_PER_SEC);
+	g_autoptr(GPtrArray) files = g_ptr_array_new();
+	g_autoptr(GPtrArray) selected = g_ptr_array_new();
+	static const char *const only_a[] = { "a", NULL };
+	g_autofree char *one = at("files/one.so");
+	g_autofree char *two = at("files/two.so");
+	g_autofree char *three = at("files/three.so");
+	Map *m1, *m2, *m3;
+	FsJobStats st;
+
+	make_file("files/one.so", 0x10000);
+	make_file("files/two.so", 0x10000);
+	make_file("files/three.so", 0x10000);
+	learn_set_maps_source(learn, list_source, files);
+	g_ptr_array_add(files, (gpointer)"files/one.so");
+	g_ptr_array_add(files, (gpointer)"files/two.so");
+	g_ptr_array_add(files, (gpointer)"files/three.so");
+	scripted_scan(0, only_a);
+	learn_update(learn, scan, model, conf, 10);
+	m1 = model_lookup_map(model, one, 0, 0x10000);
+	m2 = model_lookup_map(model, two, 0, 0x10000);
+	m3 = model_lookup_map(model, three, 0, 0x10000);
+	ck_assert_uint_eq(m3->file.size, 0);
+	g_ptr_array_add(selected, m1);
+	g_ptr_array_add(selected, m2);
+	g_ptr_array_add(selected, m3);
+
+	make_file("files/one.so", 0x18000);
+	ck_assert_int_eq(g_unlink(two), 0);
+	learn_set_fsjob(learn, pool, model);
+	ck_assert_uint_eq(learn_check_files(learn, selected, 10 + LEARN_FILE_CHECK_PERIOD), 0);
+	ck_assert(!m1->learn.stale);
+	ck_assert(!m2->learn.stale);
+	iterate_until_done(pool, 3);
+	ck_assert_uint_eq(learn_get_stats(learn)->stale, 2);
+	ck_assert(m1->learn.stale);
+	ck_assert(m2->learn.stale);
+	ck_assert(!m3->learn.stale);
+	ck_assert_uint_eq(m3->file.size, 0x10000);
+	fsjob_get_stats(pool, &st);
+	ck_assert_uint_eq(st.submitted, 3);
+	ck_assert_uint_eq(st.done, 3);
+	learn_set_fsjob(learn, NULL, NULL);
+}
+END_TEST
+
+/*
+ * A learned file in a mount that stopped answering (netfs on, so it was
+ * learned): the check of learn_check_files() does not hold the calling
+ * thread (at once, the call would wait out hangfs's 4 s); the job is
+ * abandoned at the pool's 300 ms deadline, the map stays as it was, and
+ * the mount's device is refused.
+ */
+START_TEST(test_check_files_hung_mount)
+{
+	g_autoptr(FsJobPool) pool = fsjob_pool_new(NULL, 2, 16, 4, 300 * 1000);
+	g_autoptr(GPtrArray) files = g_ptr_array_new();
+	g_autoptr(GPtrArray) selected = g_ptr_array_new();
+	static const char *const only_a[] = { "a", NULL };
+	g_autofree char *src = at("src");
+	g_autofree char *mnt = at("files/hang");
+	g_autofree char *lib = at("files/hang/lib.so");
+	gint64 t0, took;
+	FsJobStats st;
+	struct stat sb;
+	Map *map;
+	GPid pid;
+
+	make_file("src/lib.so", 0x10000);
+	ck_assert_int_eq(g_mkdir_with_parents(mnt, 0755), 0);
+	pid = tu_hangfs_start(src, mnt, 4);
+	conf->netfs = TRUE;
+	learn_set_maps_source(learn, list_source, files);
+	g_ptr_array_add(files, (gpointer)"files/hang/lib.so");
+	scripted_scan(0, only_a);
+	learn_update(learn, scan, model, conf, 10);
+	map = model_lookup_map(model, lib, 0, 0x10000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_int_eq(lstat(lib, &sb), 0);
+	ck_assert_uint_eq(map->file.ino, (guint64)sb.st_ino);
+	g_ptr_array_add(selected, map);
+
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	g_usleep(100 * 1000);
+	learn_set_fsjob(learn, pool, model);
+	t0 = g_get_monotonic_time();
+	ck_assert_uint_eq(learn_check_files(learn, selected, 10 + LEARN_FILE_CHECK_PERIOD), 0);
+	took = g_get_monotonic_time() - t0;
+	ck_assert_msg(took < 200 * 1000, "the check held the caller %" G_GINT64_FORMAT " us", took);
+	do {
+		(void)g_main_context_iteration(NULL, TRUE);
+		fsjob_get_stats(pool, &st);
+	} while (st.abandoned == 0 && g_get_monotonic_time() - t0 < 3 * G_USEC_PER_SEC);
+	ck_assert_uint_eq(st.abandoned, 1);
+	ck_assert(!map->learn.stale);
+	ck_assert(fsjob_device_refused(pool, map->file.dev));
+	learn_set_fsjob(learn, NULL, NULL);
+	tu_hangfs_stop(mnt, pid);
+}
+END_TEST
+
 static Suite *
 learn_suite(void)
 {
@@ -1885,11 +2010,22 @@ learn_suite(void)
 	tcase_add_test(tc, test_refresh_maps);
 	tcase_add_test(tc, test_replaced_files);
 	tcase_add_test(tc, test_check_selected_files);
+	tcase_add_test(tc, test_check_files_on_pool);
 	tcase_add_test(tc, test_maintenance);
 	tcase_add_test(tc, test_exec_short_lived);
 	tcase_add_test(tc, test_exec_learned_too_small_or_off);
 	tcase_add_test(tc, test_learned_files_known);
 	tcase_add_test(tc, test_scan_counts_starts);
+	suite_add_tcase(s, tc);
+
+	/*
+	 * Tagged "kernel": it mounts a FUSE file system and times the
+	 * caller against a 300 ms deadline, which valgrind slows past.
+	 */
+	tc = tcase_create("hung-mount");
+	tcase_set_tags(tc, "kernel");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	TU_ADD_TEST_UNLESS(tc, test_check_files_hung_mount, tu_why_no_hangfs());
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -158,7 +158,13 @@ START_TEST(test_dump_lines)
 		"and 0 chains, refused 0 exes and 0 map uses",
 		"readahead deadline: 3 batches abandoned after 10 s without progress, 1 of their "
 		"threads still blocked (at most 4: 2 batches refused)",
+		"file-system jobs: 7 done, 2 abandoned after 2000 ms, 1 of their threads still "
+		"blocked (at most 8), 1 expired in the queue; refused: 4 on a device that missed a "
+		"deadline, 5 at the thread cap, 6 queue full; 1 devices refused now",
 	};
+	const FsJobStats jobs = { .submitted = 10, .done = 7, .expired = 1, .abandoned = 2,
+				  .refused_device = 4, .refused_stuck = 5, .refused_full = 6,
+				  .stuck = 1, .devices_refused = 1 };
 	MountNsStats ns = { .processes = 3, .namespaces = 2, .translated = 40,
 			    .dropped = { 10, 1, 2, 4 } };
 	g_autoptr(ReportSnapshot) snap = NULL;
@@ -169,6 +175,7 @@ START_TEST(test_dump_lines)
 	fx.src.read_abandoned = 3;
 	fx.src.read_stuck = 1;
 	fx.src.read_refused = 2;
+	fx.src.fsjobs = &jobs;
 	fx.ra.other_file = 5;
 	snap = report_snapshot_new(&fx.src, 0);
 	lines = report_dump_lines(snap);

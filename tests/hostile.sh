@@ -15,14 +15,21 @@
 #     second: SIGUSR1 answered within 1 s meanwhile, and the daemon holds
 #     as many descriptors afterwards as before;
 #  c. a file system mounted after the start, then unmounted and mounted
-#     again: starts of a program on it are seen each time (re-marked).
+#     again: starts of a program on it are seen each time (re-marked);
+#  d. a learned file whose directory then became a mount that stops
+#     answering (a user's FUSE mount over a directory of theirs): a
+#     daemon started on that state checks the learned file's identity
+#     (the sweep) and, when nobody starts the program again, probes its
+#     learned set's residency; neither may hold the main loop: SIGUSR1
+#     within 1 s, SIGTERM saves and exits within 5 s.
 # A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
 # descriptors) is printed at the end.
 #
 # Needs root, /dev/fuse, fusermount3, a C compiler, perl and setpriv;
 # hangfs is built when libfuse3-dev is installed (Debian: apt-get
-# install fuse3 libfuse3-dev). HANGFS= names another hangfs binary (to
-# run this suite against an older build of the daemon); USR1_CAP= and
+# install fuse3 libfuse3-dev). PRELOAD= names another daemon binary and
+# HANGFS= and MAPPER= other helpers (to run this suite against an older
+# build of the daemon); SCENARIOS= runs some only ("a d"); USR1_CAP= and
 # TERM_CAP= (5 and 8 s) are how long a signal's effect is waited for
 # before the time is reported as ">CAP" (raise them to see how late an
 # older build answers: hangfs lets go after 30 s).
@@ -32,8 +39,9 @@
 set -u
 
 top_builddir=${top_builddir:-$(pwd)}
-preload="$top_builddir/src/preload"
+preload=${PRELOAD:-$top_builddir/src/preload}
 hangfs=${HANGFS:-$top_builddir/tests/helpers/hangfs}
+mapper=${MAPPER:-$top_builddir/tests/helpers/mapper}
 cc=${CC:-cc}
 usr1_cap=${USR1_CAP:-5}
 term_cap=${TERM_CAP:-8}
@@ -45,6 +53,12 @@ skip() {
 
 [ "$(id -u)" = 0 ] || skip "needs root (fanotify, mounts)"
 [ -x "$hangfs" ] || skip "hangfs not built (apt-get install fuse3 libfuse3-dev, then configure)"
+[ -x "$mapper" ] || skip "tests/helpers/mapper not built (make check builds it)"
+scenarios=${SCENARIOS:-"a b c d"}
+wants() {
+	case " $scenarios " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 for tool in fusermount3 setpriv perl timeout "$cc"; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not found"
@@ -60,6 +74,7 @@ fs="$work/fs"         # a tmpfs: the only file system the daemon watches
 hang="$fs/hang"       # the FUSE mount that stops answering
 daemon_pid=
 hang_pid=
+uhang_pid=
 bg_pids=
 failed=0
 table=
@@ -67,6 +82,7 @@ table=
 cleanup() {
 	# First let every request go, so that nothing below can hang.
 	[ -n "$hang_pid" ] && kill -USR2 "$hang_pid" 2>/dev/null
+	[ -n "$uhang_pid" ] && kill -USR2 "$uhang_pid" 2>/dev/null
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
 	for p in $bg_pids; do
 		kill -9 "$p" 2>/dev/null
@@ -75,6 +91,10 @@ cleanup() {
 		fusermount3 -u -z "$hang" 2>/dev/null || umount -l "$hang" 2>/dev/null
 	fi
 	[ -n "$hang_pid" ] && kill -TERM "$hang_pid" 2>/dev/null
+	if grep -q " $fs/u " /proc/self/mountinfo 2>/dev/null; then
+		fusermount3 -u -z "$fs/u" 2>/dev/null || umount -l "$fs/u" 2>/dev/null
+	fi
+	[ -n "$uhang_pid" ] && kill -TERM "$uhang_pid" 2>/dev/null
 	for m in "$fs/late" "$fs/flood" "$fs"; do
 		grep -q " $m " /proc/self/mountinfo 2>/dev/null && umount -l "$m" 2>/dev/null
 	done
@@ -108,12 +128,16 @@ mount_tmpfs() {
 	mount -t tmpfs -o mode=755,size=64m hostile "$1"
 }
 
-# start_daemon NAME: a daemon watching $fs, its log in $work/NAME.log
+# start_daemon NAME: a daemon watching $fs, its log in $work/NAME.log, its
+# state in $work/NAME.state (kept from a previous daemon of the same NAME);
+# $model_conf adds lines to [model]
+model_conf=
 start_daemon() {
 	log="$work/$1.log"
 	cat >"$work/preload.conf" <<EOF
 [model]
 cycle = 2
+$model_conf
 [system]
 exeprefix = $fs/;$fs/late/;!/
 mapprefix = $fs/;$fs/flood/;$fs/late/;!/
@@ -211,9 +235,14 @@ check() {
 	fi
 }
 
-# row SCENARIO USR1 TERM RSS FDS VERDICT
+# state_size NAME: bytes of $work/NAME.state, "-" if there is none
+state_size() {
+	stat -c %s "$work/$1.state" 2>/dev/null || echo -
+}
+
+# row SCENARIO USR1 TERM RSS STATE FDS VERDICT
 row() {
-	table="$table$(printf '%-28s %-10s %-12s %-10s %-12s %s' "$@")
+	table="$table$(printf '%-28s %-10s %-12s %-10s %-10s %-12s %s' "$@")
 "
 }
 
@@ -221,6 +250,7 @@ mount_tmpfs "$fs"
 mkdir -p "$fs/bin" "$work/src"
 
 # ---- a. an interpreter in a hung mount ---------------------------------------
+if wants a; then
 
 # The loader of this shell, copied to the source of the FUSE mount.
 ld=$(awk '$6 ~ /\/ld[-.][^\/]*$/ { print $6; exit }' /proc/self/maps)
@@ -270,9 +300,13 @@ fi
 verdict=pass
 { over "$worst_a" 1 || over "$term_a" 5 || [ "$saved_a" != saved ] || [ "$unwatched" = no ]; } &&
 	verdict=FAIL
-row "a. interpreter in hung mount" "$worst_a" "$term_a $saved_a" "$rss_a" "$fds_a0/$fds_a1" "$verdict"
+row "a. interpreter in hung mount" "$worst_a" "$term_a $saved_a" "$rss_a" "$(state_size a)" \
+	"$fds_a0/$fds_a1" "$verdict"
+
+fi
 
 # ---- b. an event flood ------------------------------------------------------------
+if wants b; then
 
 mount_tmpfs "$fs/flood"
 perl -e 'my $d = shift; for my $i (0 .. 9999) { open(my $f, ">", "$d/f$i") or die "$d/f$i: $!"; }' \
@@ -337,10 +371,14 @@ verdict=pass
 { over "$worst_b" 1 || over "$term_b" 5 || [ "$saved_b" != saved ] || [ "$seen" -ne 10000 ] ||
   [ -z "$lost" ] ||
   [ "$fds_b1" -ne "$fds_b0" ]; } && verdict=FAIL
-row "b. event flood" "$worst_b" "$term_b $saved_b" "$rss_b" "$fds_b0/$fds_b1" "$verdict ($seen/10000 seen)"
+row "b. event flood" "$worst_b" "$term_b $saved_b" "$rss_b" "$(state_size b)" "$fds_b0/$fds_b1" \
+	"$verdict ($seen/10000 seen)"
 umount -l "$fs/flood"
 
+fi
+
 # ---- c. a file system mounted after the start -----------------------------------
+if wants c; then
 
 mkdir -p "$fs/late"
 start_daemon c
@@ -405,11 +443,76 @@ if over "$term_c" 5 || [ "$saved_c" != saved ]; then check fail "c: SIGTERM: sav
 verdict=pass
 { over "$worst_c" 1 || over "$term_c" 5 || [ "$saved_c" != saved ] || [ $((starts1 - starts0)) -lt 3 ] ||
   [ $((starts2 - starts1)) -lt 3 ] || [ "$hup" = fail ]; } && verdict=FAIL
-row "c. mount after start" "$worst_c" "$term_c $saved_c" "$rss_c" "$fds_c0/$fds_c1" \
+row "c. mount after start" "$worst_c" "$term_c $saved_c" "$rss_c" "$(state_size c)" "$fds_c0/$fds_c1" \
 	"$verdict ($((starts1 - starts0))+$((starts2 - starts1))/6 starts)"
 umount -l "$fs/late"
+fi
+
+# ---- d. a learned file in a mount that stops answering --------------------------
+if wants d; then
+# $fs/u is a directory of nobody's; the program maps $fs/u/lib.so from it.
+mkdir -p "$fs/u" "$work/usrc"
+head -c 1048576 /dev/urandom >"$fs/u/lib.so"
+cp "$fs/u/lib.so" "$work/usrc/lib.so"
+chmod 644 "$fs/u/lib.so" "$work/usrc/lib.so"
+chown nobody "$fs/u"
+cp "$mapper" "$fs/bin/mapper"
+chmod 755 "$fs/bin/mapper"
+model_conf="minsize = 0"
+
+# First the daemon learns the program and saves it.
+start_daemon d
+as_nobody "$fs/bin/mapper" 7 "$fs/u/lib.so" &
+bg_pids="$bg_pids $!"
+sleep 7
+term "$term_cap"
+if grep -q "u/lib.so" "$work/d.state" 2>/dev/null; then
+	check ok "d: the program and its map of $fs/u/lib.so are learned"
+	learned=yes
+else
+	check fail "d: the program and its map of $fs/u/lib.so are learned ($saved)"
+	learned=no
+fi
+
+# Then $fs/u becomes a FUSE mount (of the same file) that stops answering,
+# and a daemon starts on that state: the sweep checks the learned file.
+"$hangfs" --release-after 30 --lifetime 300 "$work/usrc" "$fs/u" -o allow_other,auto_unmount \
+	2>"$work/uhangfs.log" &
+uhang_pid=$!
+wait_for /proc/self/mountinfo " $fs/u " 5 || { echo "FAIL: hangfs did not mount $fs/u"; exit 1; }
+kill -USR1 "$uhang_pid"
+sleep 0.2
+start_daemon d
+fds_d0=$(fds)
+# nobody starts the program again (it waits for its file): its learned set is probed.
+timeout -s KILL 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$fs/bin/mapper" 1 \
+	"$fs/u/lib.so" >/dev/null 2>&1 &
+bg_pids="$bg_pids $!"
+sleep 0.5
+worst_d=$(usr1 "$usr1_cap")
+# Two cycles: the sweep reaches both of the model's maps.
+for i in 1 2 3; do
+	sleep 1
+	worst_d=$(worst "$worst_d" "$(usr1 "$usr1_cap")")
+done
+rss_d=$(peak_rss)
+fds_d1=$(fds)
+grep "file-system jobs:" "$log" | tail -n 1 | sed 's/^.*\(file-system jobs:\)/# d: \1/'
+term "$term_cap"
+term_d=$term_s
+saved_d=$saved
+kill -USR2 "$uhang_pid"
+if over "$worst_d" 1; then check fail "d: SIGUSR1 answered within 1 s ($worst_d s)"; else check ok "d: SIGUSR1 answered within 1 s ($worst_d s)"; fi
+if over "$term_d" 5 || [ "$saved_d" != saved ]; then check fail "d: SIGTERM: saved and stopped within 5 s ($term_d s, $saved_d)"; else check ok "d: SIGTERM: saved and stopped within 5 s ($term_d s)"; fi
+verdict=pass
+{ over "$worst_d" 1 || over "$term_d" 5 || [ "$saved_d" != saved ] || [ "$learned" = no ]; } &&
+	verdict=FAIL
+row "d. learned file, hung mount" "$worst_d" "$term_d $saved_d" "$rss_d" "$(state_size d)" \
+	"$fds_d0/$fds_d1" "$verdict"
+fi
 
 echo
-printf '%-28s %-10s %-12s %-10s %-12s %s\n' scenario "USR1 (s)" "TERM (s)" "RSS (KB)" "fds" result
+printf '%-28s %-10s %-12s %-10s %-10s %-12s %s\n' scenario "USR1 (s)" "TERM (s)" "RSS (KB)" \
+	"state (B)" "fds" result
 printf '%s' "$table"
 exit $failed
