@@ -26,7 +26,8 @@
 set -u
 
 top_builddir=${top_builddir:-$(pwd)}
-preload="$top_builddir/src/preload"
+# PRELOAD= names another daemon binary (an older build, for a before/after table).
+preload=${PRELOAD:-$top_builddir/src/preload}
 helpers=${helpers:-$top_builddir/tests/helpers}
 bigmap="$helpers/bigmap"
 
