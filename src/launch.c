@@ -90,7 +90,8 @@ launch_fetch_requests(const Exe *exe, guint64 max_bytes)
 		const Map *map = maps[idx[k]].map;
 		guint64 length = MIN(map->length, max_bytes - total);
 
-		if (length == 0)
+		/* Its file is gone or another one: never read (see learn_check_files()). */
+		if (length == 0 || map->learn.stale)
 			continue;
 		order_requests_add(requests, map->path, map->offset, length);
 		total += length;

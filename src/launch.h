@@ -122,8 +122,8 @@ LaunchFetch launch_fetch_decide(const Conf *conf, const LaunchHits *hits, Launch
 
 /*
  * The requests of exe's urgent batch (a new order_requests_new() array):
- * its maps, the most likely used first, up to max_bytes in all (the
- * last one cut). Pure.
+ * its maps but the stale ones, the most likely used first, up to
+ * max_bytes in all (the last one cut). Pure.
  */
 GArray *launch_fetch_requests(const Exe *exe, guint64 max_bytes);
 

@@ -50,6 +50,7 @@ struct Learn {
 	GHashTable *remote_devs;  /* st_dev (gint64 *) of network and FUSE mounts, when
 				     netfs is off; NULL: every file system may be used */
 	gboolean remote_check;    /* leaves out files on remote_devs (the default file check) */
+	GPtrArray *mounts;        /* the mount table (WatchMount *) read with remote_devs, or NULL */
 	guint64 pagemap_budget;   /* pagemap pages an update may look up */
 	guint64 pagemap_left;     /* of those, not yet looked up in this update */
 	LearnFileCheckFunc file_check; /* whether a mapped file may be learned */
@@ -330,6 +331,7 @@ learn_free(Learn *learn)
 	if (!learn)
 		return;
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
+	g_clear_pointer(&learn->mounts, g_ptr_array_unref);
 	mountdevs_free(learn->mountdevs);
 	g_free(learn);
 }
@@ -342,19 +344,30 @@ learn_free(Learn *learn)
  * in the daemon's main thread. Known by the device a maps line or a
  * learned identity names, without touching the file.
  */
+static void refresh_remote_devs(Learn *learn, const Conf *conf);
+
+void
+learn_refresh_mounts(Learn *learn, const Conf *conf)
+{
+	g_return_if_fail(learn != NULL && conf != NULL);
+
+	refresh_remote_devs(learn, conf);
+}
+
 static void
 refresh_remote_devs(Learn *learn, const Conf *conf)
 {
 	g_autofree char *text = NULL;
-	g_autoptr(GPtrArray) mounts = NULL;
+	GPtrArray *mounts;
 
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
+	g_clear_pointer(&learn->mounts, g_ptr_array_unref);
 	if (conf->netfs || !learn->remote_check)
 		return;
 	learn->remote_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	if (!g_file_get_contents("/proc/self/mountinfo", &text, NULL, NULL))
 		return;
-	mounts = watch_mounts_parse(text);
+	mounts = learn->mounts = watch_mounts_parse(text);
 	for (guint i = 0; i < mounts->len; i++) {
 		const WatchMount *m = g_ptr_array_index(mounts, i);
 
@@ -373,6 +386,19 @@ dev_is_remote(const Learn *learn, guint64 dev)
 	gint64 key = (gint64)dev;
 
 	return learn->remote_devs && g_hash_table_contains(learn->remote_devs, &key);
+}
+
+gboolean
+learn_path_is_remote(const Learn *learn, const char *path)
+{
+	const WatchMount *m;
+
+	g_return_val_if_fail(learn != NULL && path != NULL, FALSE);
+
+	if (!learn->mounts)
+		return FALSE;
+	m = watch_mounts_find(learn->mounts, path);
+	return m && watch_mounts_under_remote(learn->mounts, m);
 }
 
 void
@@ -925,6 +951,15 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 		map->learn.stale = TRUE;
 		return TRUE;
 	}
+	/*
+	 * Its path leads into a network or FUSE mount now (made over its
+	 * directory since it was learned, by a user on a directory of
+	 * theirs): not the file learned, and a lookup there could hang.
+	 */
+	if (learn_path_is_remote(learn, map->path)) {
+		map->learn.stale = TRUE;
+		return TRUE;
+	}
 	if (checks_on_pool(learn)) {
 		submit_check(learn, map->path, map, NULL);
 		return FALSE;
@@ -1039,7 +1074,10 @@ maintain(Learn *learn, Model *model, const Conf *conf, gint64 now)
 
 		if (exe_is_running(model, exe) || !own_file_stale(exe))
 			continue;
-		if (checks_on_pool(learn))
+		/* Its path leads into a network or FUSE mount: not its file, not asked. */
+		if (learn_path_is_remote(learn, exe->path))
+			g_ptr_array_add(gone, exe);
+		else if (checks_on_pool(learn))
 			submit_check(learn, exe->path, NULL, exe);
 		else if (!learn->file_check(exe->path, &id, learn->file_check_data))
 			g_ptr_array_add(gone, exe);

@@ -152,6 +152,17 @@ void learn_set_file_check(Learn *learn, LearnFileCheckFunc func, gpointer user_d
 void learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 now);
 
 /*
+ * Whether path leads into a network or FUSE mount (the covering mount or
+ * one it lies under), by the mount table of the last learn_update() or
+ * learn_refresh_mounts() with netfs off; FALSE with netfs on. Nothing is
+ * looked up on a file system: for the callers that must not touch such a
+ * mount.
+ */
+gboolean learn_path_is_remote(const Learn *learn, const char *path);
+/* Reads the mount table now (each learn_update() does), for a caller before the first update. */
+void learn_refresh_mounts(Learn *learn, const Conf *conf);
+
+/*
  * With a pool (borrowed; freed before the learner and model), the
  * default file checks of the sweep, of learn_check_files() and of the
  * maintenance (lstat of a learned path, which a hung mount can stall)

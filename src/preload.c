@@ -585,6 +585,13 @@ measure_enter(guint64 dev, gpointer data)
 	return TRUE;
 }
 
+/* A file whose path leads into a network or FUSE mount is not opened (netfs off). */
+static gboolean
+measure_skip(const char *path, gpointer data)
+{
+	return learn_path_is_remote(data, path);
+}
+
 static void
 measure_run(FsJobCtx *ctx, gpointer data)
 {
@@ -642,7 +649,8 @@ launch_measure(gpointer data, const Exe *exe, guint64 prefetch_seq, LaunchHits *
 		return TRUE;
 	}
 	job = g_new0(MeasureJob, 1);
-	job->set = watch_measure_set_new(exe, prefetch_seq);
+	job->set = watch_measure_set_new(exe, prefetch_seq, measure_skip,
+					 cycle_get_learn(d->cycle));
 	job->pool = d->fsjobs;
 	f = g_new0(MeasureFor, 1);
 	f->d = d;
@@ -679,6 +687,12 @@ launch_fetch_hook(gpointer data, const Exe *exe, GArray *requests)
 	Daemon *d = data;
 	ReadaheadOptions options = { 0 };
 
+	/* Nor the files whose path leads into a network or FUSE mount (netfs off). */
+	for (guint i = requests->len; i-- > 0;) {
+		if (learn_path_is_remote(cycle_get_learn(d->cycle),
+					 g_array_index(requests, OrderRequest, i).path))
+			g_array_remove_index(requests, i);
+	}
 	if (d->exiting || requests->len == 0) {
 		g_array_unref(requests);
 		return FALSE;
@@ -1134,6 +1148,8 @@ serve(Daemon *d)
 	d->fsjobs = fsjob_pool_new(NULL, FSJOB_WORKERS, FSJOB_QUEUE_MAX, FSJOB_MAX_STUCK,
 				   FSJOB_DEADLINE_US);
 	learn_set_fsjob(cycle_get_learn(d->cycle), d->fsjobs, d->model);
+	/* Known before the first update: the probe of a start leaves remote files alone. */
+	learn_refresh_mounts(cycle_get_learn(d->cycle), d->conf);
 	g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
 	start_watch(d);
 	schedule_autosave(d);

@@ -783,7 +783,7 @@ measure_item_clear(gpointer data)
 }
 
 WatchMeasureSet *
-watch_measure_set_new(const Exe *exe, guint64 prefetch_seq)
+watch_measure_set_new(const Exe *exe, guint64 prefetch_seq, WatchSkipFunc skip, gpointer data)
 {
 	WatchMeasureSet *set;
 
@@ -800,6 +800,10 @@ watch_measure_set_new(const Exe *exe, guint64 prefetch_seq)
 		set->m.bytes += map->length;
 		if (prefetch_seq != 0 && map->cycle.prefetch_seq == prefetch_seq)
 			set->m.prefetched += map->length;
+		if (skip && skip(map->path, data)) {
+			g_free(item.path);
+			continue;
+		}
 		g_array_append_val(set->items, item);
 	}
 	return set;
@@ -889,7 +893,7 @@ watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe)
 
 	g_return_val_if_fail(exe != NULL, none);
 
-	set = watch_measure_set_new(exe, prefetch_seq);
+	set = watch_measure_set_new(exe, prefetch_seq, NULL, NULL);
 	if (probe == WATCH_PROBE_CACHE)
 		watch_measure_set_run(set, NULL, NULL);
 	return set->m;

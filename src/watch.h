@@ -290,7 +290,8 @@ WatchMeasure watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe 
 /*
  * The same in two steps, for a worker thread: watch_measure_set_new()
  * copies what the probe needs of exe's learned set (main thread; bytes
- * and prefetched are counted then), watch_measure_set_run() probes the
+ * and prefetched are counted then; a file for which skip(path, data),
+ * if given, says TRUE is left unprobed), watch_measure_set_run() probes the
  * page cache (any thread; blocking file-system calls). Before the first
  * file of each device run calls enter(dev, data) with the device of the
  * file's learned identity (0: unknown); FALSE leaves the file unprobed.
@@ -298,8 +299,10 @@ WatchMeasure watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe 
  */
 typedef struct WatchMeasureSet WatchMeasureSet;
 typedef gboolean (*WatchEnterFunc)(guint64 dev, gpointer data);
+typedef gboolean (*WatchSkipFunc)(const char *path, gpointer data);
 
-WatchMeasureSet *watch_measure_set_new(const Exe *exe, guint64 prefetch_seq);
+WatchMeasureSet *watch_measure_set_new(const Exe *exe, guint64 prefetch_seq, WatchSkipFunc skip,
+				       gpointer data);
 void watch_measure_set_free(WatchMeasureSet *set);
 void watch_measure_set_run(WatchMeasureSet *set, WatchEnterFunc enter, gpointer data);
 /* The device of the set's first file (0: none, or unknown). */

@@ -119,6 +119,9 @@ START_TEST(test_fetch_requests)
 	exe_add_map(model, exe, map_new("/a", 0, 100, 0), 0.5);
 	exe_add_map(model, exe, map_new("/b", 0, 300, 0), 1.0);
 	exe_add_map(model, exe, map_new("/c", 4096, 200, 0), 0.5);
+	/* Stale (gone or replaced): never read, however likely. */
+	exe_add_map(model, exe, map_new("/d", 0, 50, 0), 1.0);
+	g_array_index(exe->exemaps, ExeMap, 3).map->learn.stale = TRUE;
 
 	all = launch_fetch_requests(exe, 10000);
 	ck_assert_uint_eq(all->len, 3);

@@ -1981,6 +1981,52 @@ START_TEST(test_check_files_hung_mount)
 }
 END_TEST
 
+/*
+ * netfs off, a learned file whose directory a user then covered with a
+ * FUSE mount that stops answering: the path is not looked up (an lstat
+ * would wait out hangfs's 4 s), the map turns stale (its path no longer
+ * leads to the file learned), in the update's sweep or in
+ * learn_check_files(), with no pool.
+ */
+START_TEST(test_check_files_covered_by_fuse)
+{
+	g_autoptr(GPtrArray) files = g_ptr_array_new();
+	g_autoptr(GPtrArray) selected = g_ptr_array_new();
+	static const char *const only_a[] = { "a", NULL };
+	g_autofree char *src = at("src");
+	g_autofree char *mnt = at("files/u");
+	g_autofree char *lib = at("files/u/lib.so");
+	gint64 t0, took;
+	Map *map;
+	GPid pid;
+
+	make_file("src/lib.so", 0x10000);
+	make_file("files/u/lib.so", 0x10000);
+	learn_set_maps_source(learn, list_source, files);
+	g_ptr_array_add(files, (gpointer)"files/u/lib.so");
+	scripted_scan(0, only_a);
+	learn_update(learn, scan, model, conf, 10);
+	map = model_lookup_map(model, lib, 0, 0x10000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert(!map->learn.stale);
+	g_ptr_array_add(selected, map);
+
+	pid = tu_hangfs_start(src, mnt, 4);
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	g_usleep(100 * 1000);
+	t0 = g_get_monotonic_time();
+	scripted_scan(20, only_a);
+	learn_update(learn, scan, model, conf, 30);
+	(void)learn_check_files(learn, selected, 30 + LEARN_FILE_CHECK_PERIOD);
+	took = g_get_monotonic_time() - t0;
+	ck_assert_msg(took < 500 * 1000, "held %" G_GINT64_FORMAT " us", took);
+	ck_assert(map->learn.stale);
+	ck_assert(learn_path_is_remote(learn, lib));
+	ck_assert(!learn_path_is_remote(learn, src));
+	tu_hangfs_stop(mnt, pid);
+}
+END_TEST
+
 static Suite *
 learn_suite(void)
 {
@@ -2026,6 +2072,7 @@ learn_suite(void)
 	tcase_set_tags(tc, "kernel");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	TU_ADD_TEST_UNLESS(tc, test_check_files_hung_mount, tu_why_no_hangfs());
+	TU_ADD_TEST_UNLESS(tc, test_check_files_covered_by_fuse, tu_why_no_hangfs());
 	suite_add_tcase(s, tc);
 	return s;
 }
