@@ -362,12 +362,15 @@ refresh_remote_devs(Learn *learn, const Conf *conf)
 
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->mounts, g_ptr_array_unref);
-	if (conf->netfs || !learn->remote_check)
+	if (!learn->remote_check)
 		return;
-	learn->remote_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	/* With netfs on too: the device a path leads to (learn_path_dev()). */
 	if (!g_file_get_contents("/proc/self/mountinfo", &text, NULL, NULL))
 		return;
 	mounts = learn->mounts = watch_mounts_parse(text);
+	if (conf->netfs)
+		return;
+	learn->remote_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	for (guint i = 0; i < mounts->len; i++) {
 		const WatchMount *m = g_ptr_array_index(mounts, i);
 
@@ -395,10 +398,22 @@ learn_path_is_remote(const Learn *learn, const char *path)
 
 	g_return_val_if_fail(learn != NULL && path != NULL, FALSE);
 
-	if (!learn->mounts)
+	/* remote_devs is there with netfs off only. */
+	if (!learn->mounts || !learn->remote_devs)
 		return FALSE;
 	m = watch_mounts_find(learn->mounts, path);
 	return m && watch_mounts_under_remote(learn->mounts, m);
+}
+
+guint64
+learn_path_dev(const Learn *learn, const char *path)
+{
+	const WatchMount *m;
+
+	g_return_val_if_fail(learn != NULL && path != NULL, 0);
+
+	m = learn->mounts ? watch_mounts_find(learn->mounts, path) : NULL;
+	return m ? (guint64)m->dev : 0;
 }
 
 void
@@ -909,6 +924,7 @@ submit_check(Learn *learn, const char *path, const Map *map, const Exe *exe)
 {
 	CheckJob *job = g_new0(CheckJob, 1);
 	CheckFor *f = g_new0(CheckFor, 1);
+	guint64 dev;
 
 	job->path = g_strdup(path);
 	f->learn = learn;
@@ -920,7 +936,15 @@ submit_check(Learn *learn, const char *path, const Map *map, const Exe *exe)
 		f->length = map->length;
 		f->learned = map->file;
 	}
-	(void)fsjob_submit(learn->fsjobs, map ? map->file.dev : exe->file.dev, check_job_run, job, check_job_free,
+	/*
+	 * Named by the mount its path leads to now, which may not be the one
+	 * learned (a mount made over its directory since): if that mount
+	 * hangs, it is the one refused.
+	 */
+	dev = learn_path_dev(learn, path);
+	if (dev == 0)
+		dev = map ? map->file.dev : exe->file.dev;
+	(void)fsjob_submit(learn->fsjobs, dev, check_job_run, job, check_job_free,
 			   check_done, f, check_for_free);
 }
 

@@ -159,6 +159,13 @@ void learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint
  * mount.
  */
 gboolean learn_path_is_remote(const Learn *learn, const char *path);
+/*
+ * The device of the mount path leads to now (the covering mount, by the
+ * same table, netfs on or off), 0 if not known: what a job about path
+ * names (fsjob.h), so that a mount made over a learned file's directory
+ * is refused if it hangs, not the device the file was learned on.
+ */
+guint64 learn_path_dev(const Learn *learn, const char *path);
 /* Reads the mount table now (each learn_update() does), for a caller before the first update. */
 void learn_refresh_mounts(Learn *learn, const Conf *conf);
 

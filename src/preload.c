@@ -585,11 +585,21 @@ measure_enter(guint64 dev, gpointer data)
 	return TRUE;
 }
 
-/* A file whose path leads into a network or FUSE mount is not opened (netfs off). */
+/*
+ * A file whose path leads into a network or FUSE mount is not opened
+ * (netfs off); the others are named by the mount their path leads to.
+ */
 static gboolean
-measure_skip(const char *path, gpointer data)
+measure_skip(const char *path, guint64 *dev, gpointer data)
 {
-	return learn_path_is_remote(data, path);
+	guint64 here;
+
+	if (learn_path_is_remote(data, path))
+		return TRUE;
+	here = learn_path_dev(data, path);
+	if (here != 0)
+		*dev = here;
+	return FALSE;
 }
 
 static void

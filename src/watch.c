@@ -800,7 +800,7 @@ watch_measure_set_new(const Exe *exe, guint64 prefetch_seq, WatchSkipFunc skip, 
 		set->m.bytes += map->length;
 		if (prefetch_seq != 0 && map->cycle.prefetch_seq == prefetch_seq)
 			set->m.prefetched += map->length;
-		if (skip && skip(map->path, data)) {
+		if (skip && skip(map->path, &item.dev, data)) {
 			g_free(item.path);
 			continue;
 		}

@@ -288,18 +288,19 @@ typedef struct WatchMeasure {
 WatchMeasure watch_measure_exe(const Exe *exe, guint64 prefetch_seq, WatchProbe probe);
 
 /*
- * The same in two steps, for a worker thread: watch_measure_set_new()
+ * The same in two steps, for a worker thread. watch_measure_set_new()
  * copies what the probe needs of exe's learned set (main thread; bytes
- * and prefetched are counted then; a file for which skip(path, data),
- * if given, says TRUE is left unprobed), watch_measure_set_run() probes the
- * page cache (any thread; blocking file-system calls). Before the first
- * file of each device run calls enter(dev, data) with the device of the
- * file's learned identity (0: unknown); FALSE leaves the file unprobed.
- * NULL enter probes every file.
+ * and prefetched are counted then). Each file is named by a device, that
+ * of its learned identity (0: unknown); skip(path, &dev, data), if given,
+ * may name another, or return TRUE to leave the file unprobed.
+ * watch_measure_set_run() probes the page cache (any thread; blocking
+ * file-system calls): before the first file of each device it calls
+ * enter(dev, data), and FALSE leaves the file unprobed. NULL enter
+ * probes every file.
  */
 typedef struct WatchMeasureSet WatchMeasureSet;
 typedef gboolean (*WatchEnterFunc)(guint64 dev, gpointer data);
-typedef gboolean (*WatchSkipFunc)(const char *path, gpointer data);
+typedef gboolean (*WatchSkipFunc)(const char *path, guint64 *dev, gpointer data);
 
 WatchMeasureSet *watch_measure_set_new(const Exe *exe, guint64 prefetch_seq, WatchSkipFunc skip,
 				       gpointer data);

@@ -1996,6 +1996,7 @@ START_TEST(test_check_files_covered_by_fuse)
 	g_autofree char *src = at("src");
 	g_autofree char *mnt = at("files/u");
 	g_autofree char *lib = at("files/u/lib.so");
+	struct stat mounted;
 	gint64 t0, took;
 	Map *map;
 	GPid pid;
@@ -2012,6 +2013,7 @@ START_TEST(test_check_files_covered_by_fuse)
 	g_ptr_array_add(selected, map);
 
 	pid = tu_hangfs_start(src, mnt, 4);
+	ck_assert_int_eq(stat(mnt, &mounted), 0);
 	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
 	g_usleep(100 * 1000);
 	t0 = g_get_monotonic_time();
@@ -2023,6 +2025,9 @@ START_TEST(test_check_files_covered_by_fuse)
 	ck_assert(map->learn.stale);
 	ck_assert(learn_path_is_remote(learn, lib));
 	ck_assert(!learn_path_is_remote(learn, src));
+	/* Jobs about it would name the FUSE mount's device, not the one learned. */
+	ck_assert_uint_eq(learn_path_dev(learn, lib), (guint64)mounted.st_dev);
+	ck_assert_uint_ne(learn_path_dev(learn, lib), map->file.dev);
 	tu_hangfs_stop(mnt, pid);
 }
 END_TEST
