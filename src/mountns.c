@@ -175,8 +175,6 @@ mountns_translate_path(const GArray *ns_mounts, const GArray *host_mounts,
 		       const char *path, guint64 dev, MountNsDrop *why)
 {
 	const ProcMount *m;
-	g_autofree char *fs_path = NULL;
-	guint major_, minor_;
 	gint i;
 
 	g_return_val_if_fail(ns_mounts != NULL && host_mounts != NULL, NULL);
@@ -192,21 +190,37 @@ mountns_translate_path(const GArray *ns_mounts, const GArray *host_mounts,
 		*why = MOUNTNS_DROP_DEVICE;
 		return NULL;
 	}
-	major_ = m->dev_major;
-	minor_ = m->dev_minor;
-	fs_path = join(m->root, below(path, m->mountpoint));
+	return mountns_translate_on_mount(m, host_mounts, path, why);
+}
+
+char *
+mountns_translate_on_mount(const ProcMount *mount, const GArray *host_mounts, const char *path,
+			   MountNsDrop *why)
+{
+	g_autofree char *fs_path = NULL;
+	const char *rest;
+
+	g_return_val_if_fail(mount != NULL && host_mounts != NULL, NULL);
+	g_return_val_if_fail(path != NULL && why != NULL, NULL);
+
+	rest = below(path, mount->mountpoint);
+	if (!rest) {
+		*why = MOUNTNS_DROP_NO_MOUNT;
+		return NULL;
+	}
+	fs_path = join(mount->root, rest);
 
 	for (guint h = 0; h < host_mounts->len; h++) {
 		const ProcMount *hm = &g_array_index(host_mounts, ProcMount, h);
 		g_autofree char *candidate = NULL;
-		const char *rest;
+		const char *inside;
 
-		if (hm->dev_major != major_ || hm->dev_minor != minor_)
+		if (hm->dev_major != mount->dev_major || hm->dev_minor != mount->dev_minor)
 			continue;
-		rest = below(fs_path, hm->root);
-		if (!rest)
+		inside = below(fs_path, hm->root);
+		if (!inside)
 			continue;
-		candidate = join(hm->mountpoint, rest);
+		candidate = join(hm->mountpoint, inside);
 		/* Another mount over the place would show another file there. */
 		if (holder(host_mounts, candidate) != (gint)h)
 			continue;
@@ -428,4 +442,168 @@ mountdevs_same_file(MountDevs *md, int dirfd, const char *path, int flags,
 	(void)flags;
 	return FALSE;
 #endif
+}
+
+/* ---- the mounts of event descriptors, by id ---- */
+
+/* preload's own table is read again at most this often for an id in no table. */
+#define MOUNTIDS_OWN_REREAD_US G_USEC_PER_SEC
+/* Other namespaces' mounts are trusted this long after they were read (ids are reused). */
+#define MOUNTIDS_OTHER_TTL_US (10 * G_USEC_PER_SEC)
+/* At most this many processes' tables are read, and mounts kept, per period. */
+#define MOUNTIDS_PIDS_MAX 1024
+#define MOUNTIDS_OTHER_MAX 65536
+
+struct MountIds {
+	GArray *own;          /* ProcMount: preload's mounts, NULL until read */
+	GHashTable *own_ids;  /* mount id -> the ProcMount in own (borrowed) */
+	gint64 own_read;      /* monotonic us own was read, 0: to be read */
+	GHashTable *other;    /* mount id -> ProcMount * (owned) of other namespaces,
+			       * mount points from their namespace's root */
+	GHashTable *pids_read; /* pids whose table was read this period */
+	gint64 other_since;   /* monotonic us this period began, 0: none yet */
+};
+
+static void
+mount_free(gpointer data)
+{
+	proc_mount_clear(data);
+	g_free(data);
+}
+
+MountIds *
+mountids_new(void)
+{
+	MountIds *ids = g_new0(MountIds, 1);
+
+	ids->own_ids = g_hash_table_new(NULL, NULL);
+	ids->other = g_hash_table_new_full(NULL, NULL, NULL, mount_free);
+	ids->pids_read = g_hash_table_new(NULL, NULL);
+	return ids;
+}
+
+void
+mountids_free(MountIds *ids)
+{
+	if (!ids)
+		return;
+	g_clear_pointer(&ids->own, g_array_unref);
+	g_hash_table_unref(ids->own_ids);
+	g_hash_table_unref(ids->other);
+	g_hash_table_unref(ids->pids_read);
+	g_free(ids);
+}
+
+void
+mountids_forget_own(MountIds *ids)
+{
+	g_return_if_fail(ids != NULL);
+	ids->own_read = 0;
+}
+
+/* Reads preload's own table; FALSE (and the old one kept) if it cannot be read. */
+static gboolean
+read_own(MountIds *ids, gint64 now)
+{
+	g_autoptr(GArray) mounts = new_mounts();
+	g_autoptr(GError) error = NULL;
+
+	ids->own_read = now;
+	if (!proc_read_mountinfo(0, mounts, &error)) {
+		g_debug("cannot read this process's mount table: %s", error->message);
+		return FALSE;
+	}
+	g_clear_pointer(&ids->own, g_array_unref);
+	ids->own = g_steal_pointer(&mounts);
+	g_hash_table_remove_all(ids->own_ids);
+	for (guint i = 0; i < ids->own->len; i++) {
+		ProcMount *m = &g_array_index(ids->own, ProcMount, i);
+
+		g_hash_table_insert(ids->own_ids, GUINT_TO_POINTER(m->id), m);
+	}
+	return TRUE;
+}
+
+/*
+ * Adds the mounts of pid's namespace that are not preload's to
+ * ids->other, their mount points from the namespace's root (mountinfo
+ * names them from the process's root, /proc/PID/root as this process
+ * names it is where that lies). FALSE if the table cannot be read.
+ */
+static gboolean
+read_other(MountIds *ids, pid_t pid)
+{
+	g_autoptr(GArray) mounts = new_mounts();
+	g_autofree char *root = proc_get_process_root(pid);
+
+	g_hash_table_add(ids->pids_read, GINT_TO_POINTER(pid));
+	if (!root || root[0] != '/' || !proc_read_mountinfo(pid, mounts, NULL))
+		return FALSE;
+	mountns_prefix_root(mounts, root);
+	for (guint i = 0; i < mounts->len; i++) {
+		ProcMount *m = &g_array_index(mounts, ProcMount, i);
+		ProcMount *copy;
+
+		if (g_hash_table_size(ids->other) >= MOUNTIDS_OTHER_MAX)
+			break;
+		if (g_hash_table_contains(ids->own_ids, GUINT_TO_POINTER(m->id)))
+			continue;
+		copy = g_new(ProcMount, 1);
+		*copy = *m;
+		memset(m, 0, sizeof(*m));   /* the strings moved to copy */
+		g_hash_table_replace(ids->other, GUINT_TO_POINTER(copy->id), copy);
+	}
+	return TRUE;
+}
+
+MountNsResult
+mountids_event_path(MountIds *ids, pid_t pid, guint mount_id, const char *path, gint64 now,
+		    char **host_path, MountNsDrop *why)
+{
+	const ProcMount *m;
+	gboolean readable = TRUE;
+
+	g_return_val_if_fail(ids != NULL && path != NULL, MOUNTNS_DROPPED);
+	g_return_val_if_fail(host_path != NULL && why != NULL, MOUNTNS_DROPPED);
+
+	*host_path = NULL;
+	if (ids->own_read == 0 || (!ids->own && (now - ids->own_read >= MOUNTIDS_OWN_REREAD_US ||
+						  now < ids->own_read)))
+		(void)read_own(ids, now);
+	if (!ids->own)
+		return MOUNTNS_SAME;   /* no table of its own to compare with: cannot tell */
+	if (g_hash_table_contains(ids->own_ids, GUINT_TO_POINTER(mount_id)))
+		return MOUNTNS_SAME;
+
+	if (ids->other_since == 0 || now - ids->other_since >= MOUNTIDS_OTHER_TTL_US ||
+	    now < ids->other_since) {
+		g_hash_table_remove_all(ids->other);
+		g_hash_table_remove_all(ids->pids_read);
+		ids->other_since = now;
+	}
+	m = g_hash_table_lookup(ids->other, GUINT_TO_POINTER(mount_id));
+	if (!m) {
+		/* A mount made here since the table was read? */
+		if (now - ids->own_read >= MOUNTIDS_OWN_REREAD_US || now < ids->own_read) {
+			(void)read_own(ids, now);
+			if (g_hash_table_contains(ids->own_ids, GUINT_TO_POINTER(mount_id)))
+				return MOUNTNS_SAME;
+		}
+		/* A mount of the process's namespace, read once a period. */
+		if (pid > 0 && !g_hash_table_contains(ids->pids_read, GINT_TO_POINTER(pid)) &&
+		    g_hash_table_size(ids->pids_read) < MOUNTIDS_PIDS_MAX)
+			readable = read_other(ids, pid);
+		m = g_hash_table_lookup(ids->other, GUINT_TO_POINTER(mount_id));
+	}
+	if (!m) {
+		/*
+		 * In no namespace's table: an overlay's layer (overlayfs opens its
+		 * files through private mounts, named from the layer's root), or
+		 * a namespace gone with its process.
+		 */
+		*why = readable ? MOUNTNS_DROP_NO_MOUNT : MOUNTNS_DROP_UNREADABLE;
+		return MOUNTNS_DROPPED;
+	}
+	*host_path = mountns_translate_on_mount(m, ids->own, path, why);
+	return *host_path ? MOUNTNS_TRANSLATED : MOUNTNS_DROPPED;
 }

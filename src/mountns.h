@@ -98,6 +98,21 @@ char *mountns_translate_path(const GArray *ns_mounts, const GArray *host_mounts,
 			     const char *path, guint64 dev, MountNsDrop *why);
 
 /*
+ * The path here of a file known to lie on `mount` (a mount of another
+ * namespace, its mount point named from that namespace's root), which
+ * the kernel names `path` from the same root (as /proc/self/fd prints
+ * a descriptor of a file there): the file is at mount->root + (path -
+ * mount point) within its file system, and the result is where a mount
+ * of preload's (host_mounts) shows that place, as mountns_translate_path()
+ * finds it. Unlike there, the mount is not looked up by path: a file
+ * opened before another mount covered its place is still its own file.
+ * NULL with *why set when there is none (MOUNTNS_DROP_NO_MOUNT: path
+ * does not lie under the mount point).
+ */
+char *mountns_translate_on_mount(const ProcMount *mount, const GArray *host_mounts,
+				 const char *path, MountNsDrop *why);
+
+/*
  * Prefixes each mount point of mounts with root (the process root,
  * /proc/PID/root, as preload names it): mountinfo names mount points from
  * the process's root, its maps from its namespace's root. "/" changes
@@ -129,5 +144,57 @@ void mountdevs_free(MountDevs *md);
 gboolean mountdevs_same_file(MountDevs *md, int dirfd, const char *path, int flags,
 			     guint64 st_dev, guint64 st_ino, guint64 dev, guint64 ino);
 
+/*
+ * MountIds: the mount a fanotify event's file lies on, by the mount id
+ * of its descriptor (statx STATX_MNT_ID), and the path that file has
+ * here.
+ *
+ * fanotify names a file by the path of the descriptor it opened, which
+ * /proc/self/fd prints from the root of the namespace the file's mount
+ * belongs to. On a mount of preload's own namespace that path is the
+ * file's here. Every other namespace has mounts of its own, with ids of
+ * their own, even where it is a copy of preload's: a systemd service
+ * with ProtectSystem= or PrivateTmp= runs preload in such a copy, so the
+ * programs it watches (the host's, or a container's when preload runs
+ * inside one) all open their files through mounts that are not
+ * preload's. Such a mount is found in the table of the process that
+ * opened the file and its path translated (mountns_translate_on_mount());
+ * a copy of a mount of preload's gives the same path. A file on a mount
+ * in no table (an overlay's layer: overlayfs opens the files of a merged
+ * tree through private mounts, named from the layer's root) or one no
+ * mount here shows is dropped.
+ *
+ * preload's own table is read when first needed and again (at most once
+ * a second) when an id is in no table. The tables of other namespaces
+ * are kept for MOUNTIDS_OTHER_TTL_US: the kernel reuses the id of a
+ * mount that is gone, and a read set learned through an id reused within
+ * that time names a path whose file is checked by its identity before it
+ * is read (readahead.c). Each process's table is read at most once in
+ * that time, and no more than MOUNTIDS_PIDS_MAX of them.
+ *
+ * Ownership: the MountIds owns its tables; results are new strings owned
+ * by the caller. Not thread-safe: the watcher's, on the main thread.
+ */
+typedef struct MountIds MountIds;
+
+MountIds *mountids_new(void);
+void mountids_free(MountIds *ids);
+
+/* The mount table changed: preload's own is read again when next needed. */
+void mountids_forget_own(MountIds *ids);
+
+/*
+ * The path here of the file that pid opened through mount mount_id, named
+ * `path` by /proc/self/fd, at now (monotonic us). MOUNTNS_SAME: a mount
+ * of preload's namespace, path is right as it is (also when preload's own
+ * table cannot be read: nothing to tell by); MOUNTNS_TRANSLATED: the file
+ * is at *host_path (owned by the caller; the same string for a copy of a
+ * mount of preload's); MOUNTNS_DROPPED: no path here reaches it, *why
+ * says why.
+ */
+MountNsResult mountids_event_path(MountIds *ids, pid_t pid, guint mount_id, const char *path,
+				  gint64 now, char **host_path, MountNsDrop *why);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MountNs, mountns_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MountIds, mountids_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MountDevs, mountdevs_free)

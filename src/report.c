@@ -333,8 +333,10 @@ dump_namespaces(GPtrArray *lines, const ReportSnapshot *snap)
 		 " dropped since start (%s)",
 		 ns->processes, ns->namespaces, ns->translated, total, dropped->str);
 	add_line(lines, "identity: last readahead skipped %u ranges whose path names another file "
-		 "than the one learned; %" G_GUINT64_FORMAT " fanotify events of files on other "
-		 "namespaces' mounts not used", snap->readahead.other_file, snap->watch.foreign);
+		 "than the one learned; fanotify events of files on other namespaces' mounts: %"
+		 G_GUINT64_FORMAT " used by their path here, %" G_GUINT64_FORMAT
+		 " not used (no path here)", snap->readahead.other_file, snap->watch.translated,
+		 snap->watch.foreign);
 }
 
 /* The hit figures: totals, then the executables started most often. */

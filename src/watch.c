@@ -73,6 +73,7 @@
 #endif
 
 #include "interval.h"
+#include "mountns.h"
 #include "proc.h"
 #include "pagecache.h"
 
@@ -994,8 +995,7 @@ struct Watch {
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
 	WatchStats stats;
 	gboolean overflow_logged;
-	GHashTable *own_mounts;   /* mount ids of this process's namespace (see on_own_mount) */
-	gint64 own_mounts_read;   /* monotonic us they were last read, 0 never */
+	MountIds *mounts;         /* the mounts of event files, by id (see event_path) */
 };
 
 const WatchStats *
@@ -1134,6 +1134,13 @@ add_dev_once(GArray *devs, dev_t dev)
 	g_array_append_val(devs, dev);
 }
 
+/* What an event's descriptor tells of its file. */
+typedef struct EventFile {
+	guint64 size;         /* st_size */
+	guint mnt_id;         /* the id of the mount it was opened through */
+	gboolean has_mnt_id;  /* the kernel told it (STATX_MNT_ID: Linux 5.8) */
+} EventFile;
+
 /*
  * What the information about an event's file takes: statx on the
  * descriptor, told not to ask the file's server (AT_STATX_DONT_SYNC): a
@@ -1143,11 +1150,16 @@ add_dev_once(GArray *devs, dev_t dev)
  * (counted).
  */
 static gboolean
-event_file(Watch *watch, int fd, guint64 *size)
+event_file(Watch *watch, int fd, EventFile *file)
 {
+	unsigned int mask = STATX_TYPE | STATX_SIZE;
 	struct statx stx;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE, &stx) != 0)
+#ifdef STATX_MNT_ID
+	mask |= STATX_MNT_ID;
+#endif
+	memset(file, 0, sizeof(*file));
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, mask, &stx) != 0)
 		return FALSE;
 	if (!watch->netfs && dev_is_remote(watch, makedev(stx.stx_dev_major, stx.stx_dev_minor))) {
 		watch->stats.remote++;
@@ -1155,7 +1167,13 @@ event_file(Watch *watch, int fd, guint64 *size)
 	}
 	if (!S_ISREG(stx.stx_mode))
 		return FALSE;
-	*size = stx.stx_size;
+	file->size = stx.stx_size;
+#ifdef STATX_MNT_ID
+	if (stx.stx_mask & STATX_MNT_ID) {
+		file->mnt_id = (guint)stx.stx_mnt_id;
+		file->has_mnt_id = TRUE;
+	}
+#endif
 	return TRUE;
 }
 
@@ -1182,62 +1200,36 @@ examine_image(int fd, gboolean *asks_interp)
 	return kind;
 }
 
-/* The mount ids are read again at most this often, when an id is not among them. */
-#define OWN_MOUNTS_REREAD_US G_USEC_PER_SEC
-
 /*
- * Whether the file of an event descriptor lies on a mount of this
- * process's namespace, so that the path /proc/self/fd gives for it names
- * that file here. A file opened in another mount namespace is printed as
- * that namespace names it, and a file overlayfs opened in a layer (a
- * container's program entered with chroot) from the layer's root: both
- * are paths that name another file here, or none. Such events are
- * counted (foreign) and not used: the scan learns those programs from
- * their maps, by identity. A kernel without STATX_MNT_ID (before 5.8)
- * cannot tell: the event is used, as before.
+ * The path here of an event's file, or NULL if none reaches it: the path
+ * /proc/self/fd gives for the descriptor, translated when the file lies
+ * on a mount of another namespace (see MountIds in mountns.h). Events of
+ * files no path here reaches are counted (foreign) and not used: the
+ * scan learns those programs from their maps, by identity. A kernel
+ * without STATX_MNT_ID (before 5.8) cannot tell: the path is used as
+ * given.
  */
-static gboolean
-on_own_mount(Watch *watch, int fd, gint64 now)
+static char *
+event_path(Watch *watch, pid_t pid, int fd, const EventFile *file, gint64 now)
 {
-#ifdef STATX_MNT_ID
-	struct statx stx;
-	gpointer id;
+	g_autofree char *raw = proc_fd_path(fd);
+	char *host = NULL;
+	MountNsDrop why;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) != 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
-		return TRUE;
-	id = GUINT_TO_POINTER((guint)stx.stx_mnt_id);
-	if (watch->own_mounts && g_hash_table_contains(watch->own_mounts, id))
-		return TRUE;
-	/* A mount made since the ids were read, or one of another namespace. */
-	if (!watch->own_mounts || watch->own_mounts_read == 0 ||
-	    now - watch->own_mounts_read >= OWN_MOUNTS_REREAD_US || now < watch->own_mounts_read) {
-		g_autoptr(GArray) mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
-		g_autoptr(GError) error = NULL;
-
-		g_array_set_clear_func(mounts, proc_mount_clear);
-		watch->own_mounts_read = now;
-		if (!proc_read_mountinfo(0, mounts, &error)) {
-			g_debug("fanotify: cannot read this process's mounts: %s", error->message);
-			return TRUE;
-		}
-		if (!watch->own_mounts)
-			watch->own_mounts = g_hash_table_new(NULL, NULL);
-		g_hash_table_remove_all(watch->own_mounts);
-		for (guint i = 0; i < mounts->len; i++)
-			g_hash_table_add(watch->own_mounts,
-					 GUINT_TO_POINTER(g_array_index(mounts, ProcMount, i).id));
-		if (g_hash_table_contains(watch->own_mounts, id))
-			return TRUE;
+	if (!raw || !file->has_mnt_id)
+		return g_steal_pointer(&raw);
+	switch (mountids_event_path(watch->mounts, pid, file->mnt_id, raw, now, &host, &why)) {
+	case MOUNTNS_SAME:
+		return g_steal_pointer(&raw);
+	case MOUNTNS_TRANSLATED:
+		watch->stats.translated++;
+		return host;
+	case MOUNTNS_DROPPED:
+	default:
+		break;
 	}
 	watch->stats.foreign++;
-	return FALSE;
-#else
-	(void)watch;
-	(void)fd;
-	(void)now;
-	return TRUE;
-#endif
+	return NULL;
 }
 
 static void
@@ -1248,17 +1240,17 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 	gboolean asks_interp;
 	WatchImageKind kind;
 	WatchExecResult result;
-	guint64 size;
+	EventFile file;
 
 	watch->stats.execs++;
-	if (!event_file(watch, fd, &size) || !on_own_mount(watch, fd, now))
+	if (!event_file(watch, fd, &file))
 		return;
-	raw = proc_fd_path(fd);
+	raw = event_path(watch, pid, fd, &file, now);
 	/* The same rules as for /proc/PID/exe, so both name a program alike. */
 	if (!raw || !(path = proc_sanitize_exe(raw)))
 		return;
 	kind = examine_image(fd, &asks_interp);
-	result = watch_tracker_exec(watch->tracker, pid, path, size, kind, asks_interp, now);
+	result = watch_tracker_exec(watch->tracker, pid, path, file.size, kind, asks_interp, now);
 	if (result == WATCH_EXEC_WINDOW)
 		watch->stats.windows++;
 	if (result == WATCH_EXEC_WINDOW || result == WATCH_EXEC_COUNTED) {
@@ -1272,17 +1264,15 @@ static void
 handle_open(Watch *watch, pid_t pid, int fd, gint64 now)
 {
 	g_autofree char *path = NULL;
-	guint64 size;
+	EventFile file;
 
-	if (!event_file(watch, fd, &size))
+	if (!event_file(watch, fd, &file))
 		return;
-	if (!on_own_mount(watch, fd, now))
-		return;
-	path = proc_fd_path(fd);
+	path = event_path(watch, pid, fd, &file, now);
 	/* A file deleted since it was opened cannot be read ahead later. */
 	if (!path || path[0] != '/' || g_str_has_suffix(path, " (deleted)"))
 		return;
-	if (watch_tracker_open(watch->tracker, pid, path, size, now))
+	if (watch_tracker_open(watch->tracker, pid, path, file.size, now))
 		watch->stats.recorded++;
 }
 
@@ -1626,6 +1616,8 @@ mark_all(Watch *watch)
 	guint64 mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
 	int last_errno = 0;
 
+	/* The ids of the event files' mounts are to be read again too. */
+	mountids_forget_own(watch->mounts);
 	g_array_set_size(watch->remote_devs, 0);
 	for (guint i = 0; i < mounts->len; i++) {
 		const WatchMount *m = g_ptr_array_index(mounts, i);
@@ -1809,6 +1801,7 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 		watch->callbacks = *callbacks;
 	watch->user_data = user_data;
 	watch->buffer = g_malloc(EVENT_BUFFER);
+	watch->mounts = mountids_new();
 
 	limits.window_us = conf->startupwindow * G_USEC_PER_SEC;
 	limits.interval_us = conf->cycle * G_USEC_PER_SEC;
@@ -1848,7 +1841,7 @@ watch_free(Watch *watch)
 	g_strfreev(watch->lists[1]);
 	g_array_unref(watch->remote_devs);
 	g_array_unref(watch->marked_devs);
-	g_clear_pointer(&watch->own_mounts, g_hash_table_unref);
+	mountids_free(watch->mounts);
 	g_free(watch->description);
 	g_free(watch->buffer);
 	g_free(watch);

@@ -348,8 +348,10 @@ typedef struct WatchStats {
 	guint64 remarks;      /* times the file systems were marked again */
 	guint64 flushes;      /* of those, times the old marks were flushed first */
 	guint64 short_reads;  /* reads made smaller than the buffer for lack of descriptors */
-	guint64 foreign;      /* events of files on mounts of another namespace (or an
-				 overlay's layer), whose paths name other files here: not used */
+	guint64 foreign;      /* events of files no path here reaches (a mount of another
+				 namespace that none here shows, an overlay's layer): not used */
+	guint64 translated;   /* events of files on mounts of another namespace (a copy of
+				 preload's among them), used by their path here */
 } WatchStats;
 
 typedef struct Watch Watch;

@@ -292,6 +292,190 @@ START_TEST(test_mountdevs)
 }
 END_TEST
 
+/* The mount itself is known (a descriptor's mount id): no lookup by path. */
+START_TEST(test_translate_on_mount)
+{
+	g_autoptr(GArray) ns = mounts_of(stacked);
+	g_autoptr(GArray) here = mounts_of(host);
+	g_autoptr(GArray) ct = mounts_of(container);
+	g_autofree char *got = NULL;
+	MountNsDrop why = MOUNTNS_N_DROPS;
+
+	/* The top mount of /opt: /srv/opt on 254:0, shown here at /srv/opt. */
+	got = mountns_translate_on_mount(&g_array_index(ns, ProcMount, 2), here, "/opt/app/bin", &why);
+	ck_assert_str_eq(got, "/srv/opt/app/bin");
+	g_clear_pointer(&got, g_free);
+	/* A file opened on the covered one (0:71) before the cover: no mount here shows it. */
+	got = mountns_translate_on_mount(&g_array_index(ns, ProcMount, 1), here, "/opt/app/bin", &why);
+	ck_assert_ptr_null(got);
+	ck_assert_int_eq(why, MOUNTNS_DROP_NOT_ON_HOST);
+	/* The container's bind of /srv/data at /data: the host's /srv/data. */
+	got = mountns_translate_on_mount(&g_array_index(ct, ProcMount, 1), here, "/data/m.bin", &why);
+	ck_assert_str_eq(got, "/srv/data/m.bin");
+	g_clear_pointer(&got, g_free);
+	/* A path outside the mount's point (component-wise) is not the mount's. */
+	got = mountns_translate_on_mount(&g_array_index(ct, ProcMount, 1), here, "/datax/m.bin", &why);
+	ck_assert_ptr_null(got);
+	ck_assert_int_eq(why, MOUNTNS_DROP_NO_MOUNT);
+}
+END_TEST
+
+/*
+ * MountIds on a fake /proc, as systemd runs preload inside a container:
+ * the service has its own copy of the container's namespace (ids 300..),
+ * the container's processes the original (ids 200..), and a program in
+ * preload's own namespace opens files of an overlay's layer (id 999, in
+ * no table). Each expected path is worked out by hand from the tables.
+ */
+static const char self_mounts[] =
+	"300 250 254:0 /var/tmp/ct/root / ro,relatime - ext4 /dev/vda rw\n"
+	"301 300 0:50 / /tmp rw,nosuid - tmpfs tmpfs rw\n"
+	"302 300 0:22 / /proc rw - proc proc rw\n";
+static const char container_mounts[] =
+	"200 150 254:0 /var/tmp/ct/root / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+	"201 200 0:60 / /tmp rw - tmpfs tmpfs rw\n"
+	"202 200 254:0 /var/tmp/ct/root/srv/data /data rw - ext4 /dev/vda rw\n"
+	"203 200 0:23 / /proc rw - proc proc rw\n";
+static const char chroot_mounts[] =
+	"210 150 254:0 /var/tmp/ct/root/opt/jail / rw - ext4 /dev/vda rw\n";
+
+static char *
+fake_proc(void)
+{
+	g_autofree char *dir = tu_make_tempdir();
+	g_autofree char *self = g_build_filename(dir, "self", "mountinfo", NULL);
+	g_autofree char *ct = g_build_filename(dir, "100", "mountinfo", NULL);
+	g_autofree char *same = g_build_filename(dir, "101", "mountinfo", NULL);
+	g_autofree char *jail = g_build_filename(dir, "102", "mountinfo", NULL);
+	g_autofree char *root100 = g_build_filename(dir, "100", "root", NULL);
+	g_autofree char *root101 = g_build_filename(dir, "101", "root", NULL);
+	g_autofree char *root102 = g_build_filename(dir, "102", "root", NULL);
+
+	tu_write_file(self, self_mounts);
+	tu_write_file(ct, container_mounts);
+	tu_write_file(same, self_mounts);
+	/* A process chrooted in /jail of a namespace of the container's tree. */
+	tu_write_file(jail, chroot_mounts);
+	ck_assert_int_eq(symlink("/", root100), 0);
+	ck_assert_int_eq(symlink("/", root101), 0);
+	ck_assert_int_eq(symlink("/jail", root102), 0);
+	return g_steal_pointer(&dir);
+}
+
+typedef struct {
+	const char *what;
+	pid_t pid;
+	guint mount_id;
+	const char *path;
+	MountNsResult result;
+	const char *expect;   /* TRANSLATED: the path here */
+	MountNsDrop why;      /* DROPPED: the reason */
+} EventCase;
+
+static const EventCase event_cases[] = {
+	{ "a mount of preload's", 100, 300, "/usr/bin/perl", MOUNTNS_SAME, NULL, 0 },
+	{ "the container's copy of preload's root", 100, 200, "/usr/bin/perl",
+	  MOUNTNS_TRANSLATED, "/usr/bin/perl", 0 },
+	{ "the container's bind of its own /srv/data", 100, 202, "/data/model.bin",
+	  MOUNTNS_TRANSLATED, "/srv/data/model.bin", 0 },
+	{ "the container's own /tmp", 100, 201, "/tmp/x", MOUNTNS_DROPPED, NULL,
+	  MOUNTNS_DROP_NOT_ON_HOST },
+	{ "an overlay's layer, opened in preload's namespace", 101, 999, "/usr/bin/perl",
+	  MOUNTNS_DROPPED, NULL, MOUNTNS_DROP_NO_MOUNT },
+	{ "a process that is gone", 4242, 998, "/usr/bin/perl", MOUNTNS_DROPPED, NULL,
+	  MOUNTNS_DROP_UNREADABLE },
+	{ "chrooted: its root mount, named from its namespace's root", 102, 210,
+	  "/jail/bin/sh", MOUNTNS_TRANSLATED, "/opt/jail/bin/sh", 0 },
+	{ "chrooted: a path outside its mount", 102, 210, "/bin/sh", MOUNTNS_DROPPED, NULL,
+	  MOUNTNS_DROP_NO_MOUNT },
+};
+
+START_TEST(test_event_path)
+{
+	const EventCase *c = &event_cases[_i];
+	g_autofree char *dir = fake_proc();
+	g_autoptr(MountIds) ids = mountids_new();
+	g_autofree char *got = NULL;
+	MountNsDrop why = MOUNTNS_N_DROPS;
+	MountNsResult r;
+
+	proc_set_root(dir);
+	r = mountids_event_path(ids, c->pid, c->mount_id, c->path, 1000000, &got, &why);
+	proc_set_root(NULL);
+	tu_rm_rf(dir);
+	ck_assert_msg(r == c->result, "%s: result %d, want %d", c->what, r, c->result);
+	if (c->result == MOUNTNS_TRANSLATED)
+		ck_assert_str_eq(got, c->expect);
+	else
+		ck_assert_msg(got == NULL, "%s: %s", c->what, got);
+	if (c->result == MOUNTNS_DROPPED)
+		ck_assert_msg(why == c->why, "%s: %s", c->what, mountns_drop_name(why));
+}
+END_TEST
+
+/* Tables are read again: preload's for a new mount, others' after their time. */
+START_TEST(test_event_path_reread)
+{
+	g_autofree char *dir = fake_proc();
+	g_autofree char *self = g_build_filename(dir, "self", "mountinfo", NULL);
+	g_autofree char *ct = g_build_filename(dir, "100", "mountinfo", NULL);
+	g_autoptr(MountIds) ids = mountids_new();
+	g_autofree char *got = NULL;
+	g_autofree char *self2 = g_strconcat(self_mounts,
+					     "305 300 0:70 / /mnt rw - tmpfs tmpfs rw\n", NULL);
+	MountNsDrop why;
+	const gint64 t0 = 1000000;
+
+	proc_set_root(dir);
+	ck_assert_int_eq(mountids_event_path(ids, 100, 200, "/usr/bin/perl", t0, &got, &why),
+			 MOUNTNS_TRANSLATED);
+	g_clear_pointer(&got, g_free);
+	/* Mounted here since: within a second the table is not read again... */
+	tu_write_file(self, self2);
+	ck_assert_int_eq(mountids_event_path(ids, 100, 305, "/mnt/f", t0 + 500000, &got, &why),
+			 MOUNTNS_DROPPED);
+	ck_assert_int_eq(why, MOUNTNS_DROP_NO_MOUNT);
+	/* ... after it, it is. */
+	ck_assert_int_eq(mountids_event_path(ids, 100, 305, "/mnt/f", t0 + 1500000, &got, &why),
+			 MOUNTNS_SAME);
+	/* So is it at once when told the table changed. */
+	tu_write_file(self, self_mounts);
+	mountids_forget_own(ids);
+	ck_assert_int_eq(mountids_event_path(ids, 100, 305, "/mnt/f", t0 + 1600000, &got, &why),
+			 MOUNTNS_DROPPED);
+
+	/* The container's id 200 now a tmpfs of its own (the id reused): trusted for 10 s... */
+	tu_write_file(ct, "200 150 0:61 / / rw - tmpfs tmpfs rw\n");
+	ck_assert_int_eq(mountids_event_path(ids, 100, 200, "/usr/bin/perl", t0 + 9000000, &got,
+					     &why), MOUNTNS_TRANSLATED);
+	ck_assert_str_eq(got, "/usr/bin/perl");
+	g_clear_pointer(&got, g_free);
+	/* ... then read again. */
+	ck_assert_int_eq(mountids_event_path(ids, 100, 200, "/usr/bin/perl", t0 + 10000000, &got,
+					     &why), MOUNTNS_DROPPED);
+	ck_assert_int_eq(why, MOUNTNS_DROP_NOT_ON_HOST);
+	proc_set_root(NULL);
+	tu_rm_rf(dir);
+}
+END_TEST
+
+/* Without a table of its own (a kernel or /proc it cannot read) nothing can be told. */
+START_TEST(test_event_path_no_table)
+{
+	g_autofree char *dir = tu_make_tempdir();
+	g_autoptr(MountIds) ids = mountids_new();
+	g_autofree char *got = NULL;
+	MountNsDrop why;
+
+	proc_set_root(dir);
+	ck_assert_int_eq(mountids_event_path(ids, 100, 200, "/usr/bin/perl", 1000000, &got, &why),
+			 MOUNTNS_SAME);
+	ck_assert_ptr_null(got);
+	proc_set_root(NULL);
+	tu_rm_rf(dir);
+}
+END_TEST
+
 static Suite *
 mountns_suite(void)
 {
@@ -304,6 +488,10 @@ mountns_suite(void)
 	tcase_add_test(tc, test_drop_names);
 	tcase_add_test(tc, test_self_is_same);
 	tcase_add_test(tc, test_mountdevs);
+	tcase_add_test(tc, test_translate_on_mount);
+	tcase_add_loop_test(tc, test_event_path, 0, G_N_ELEMENTS(event_cases));
+	tcase_add_test(tc, test_event_path_reread);
+	tcase_add_test(tc, test_event_path_no_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -142,7 +142,8 @@ START_TEST(test_dump_lines)
 		"40 paths translated, 17 dropped since start (not-on-host 10, outside-mounts 1, "
 		"device-mismatch 2, unreadable-namespace 4)",
 		"identity: last readahead skipped 5 ranges whose path names another file than the one "
-		"learned; 0 fanotify events of files on other namespaces' mounts not used",
+		"learned; fanotify events of files on other namespaces' mounts: 0 used by their path "
+		"here, 0 not used (no path here)",
 		"cpu: 10.0 ms in 7 cycles since start (scan 1.5, learn 2.5, other 6.0 ms); "
 		"4 readahead batches, 40 KB requested in 9 calls",
 		"watch: off (learnreads and learnexec are off); starts are counted by the scan",
@@ -194,7 +195,7 @@ START_TEST(test_dump_paused)
 {
 	ProcPressure pressure = { 1234 };
 	WatchStats ws = { .events = 10, .starts = 4, .windows = 3, .recorded = 20, .learned = 2,
-			  .overflows = 1, .foreign = 6 };
+			  .overflows = 1, .foreign = 6, .translated = 9 };
 	g_autoptr(ReportSnapshot) snap = NULL;
 	g_autoptr(GPtrArray) lines = NULL;
 
@@ -215,7 +216,8 @@ START_TEST(test_dump_paused)
 			 "prediction");
 	ck_assert_str_eq(lines->pdata[11],
 			 "identity: last readahead skipped 0 ranges whose path names another file than "
-			 "the one learned; 6 fanotify events of files on other namespaces' mounts not used");
+			 "the one learned; fanotify events of files on other namespaces' mounts: 9 used "
+			 "by their path here, 6 not used (no path here)");
 	ck_assert_str_eq(lines->pdata[13],
 			 "watch: fanotify on 1 file system; 10 events, 4 starts, 3 start-up windows, "
 			 "20 opens recorded, 2 read sets learned, 1 queue overflows");

@@ -4,11 +4,12 @@
  * of the input as a line of /proc/PID/mountinfo (escapes such as \040,
  * any number of optional fields, up to 10,000 and more lines), then the
  * mounts parsed as both a namespace's table and preload's, with every
- * mount point (and a file below it) translated. Besides memory errors
- * (ASan) and undefined behaviour (UBSan), it checks what the callers rely
- * on: a parsed mount has an absolute root and mount point and a file
- * system type, a failure comes with a PROC_ERROR_PARSE, and a translation
- * is NULL with a reason or an absolute path.
+ * mount point (and a file below it) translated, by path and on its own
+ * mount. Besides memory errors (ASan) and undefined behaviour (UBSan), it
+ * checks what the callers rely on: a parsed mount has an absolute root
+ * and mount point and a file system type, a failure comes with a
+ * PROC_ERROR_PARSE, and a translation is NULL with a reason or an
+ * absolute path.
  */
 #include "config.h"
 
@@ -74,8 +75,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 		g_autofree char *below = g_build_filename(m->mountpoint, "x", NULL);
 
+		MountNsDrop why = MOUNTNS_N_DROPS;
+		g_autofree char *on = NULL;
+
 		check_translation(mounts, m->mountpoint);
 		check_translation(mounts, below);
+		/* On the mount itself, as for an event's mount id. */
+		on = mountns_translate_on_mount(m, mounts, below, &why);
+		if (on ? on[0] != '/' : why >= MOUNTNS_N_DROPS)
+			abort();
 	}
 	mountns_prefix_root(mounts, "/srv/root");
 	for (guint i = 0; i < mounts->len; i++)
