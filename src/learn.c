@@ -50,7 +50,7 @@ struct Learn {
 	GHashTable *remote_devs;  /* st_dev (gint64 *) of network and FUSE mounts, when
 				     netfs is off; NULL: every file system may be used */
 	gboolean remote_check;    /* leaves out files on remote_devs (the default file check) */
-	GPtrArray *mounts;        /* the mount table (WatchMount *) read with remote_devs, or NULL */
+	GArray *mounts;           /* the mount table (ProcMount) read with remote_devs, or NULL */
 	guint64 pagemap_budget;   /* pagemap pages an update may look up */
 	guint64 pagemap_left;     /* of those, not yet looked up in this update */
 	LearnFileCheckFunc file_check; /* whether a mapped file may be learned */
@@ -331,7 +331,7 @@ learn_free(Learn *learn)
 	if (!learn)
 		return;
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
-	g_clear_pointer(&learn->mounts, g_ptr_array_unref);
+	g_clear_pointer(&learn->mounts, g_array_unref);
 	mountdevs_free(learn->mountdevs);
 	g_free(learn);
 }
@@ -357,27 +357,30 @@ learn_refresh_mounts(Learn *learn, const Conf *conf)
 static void
 refresh_remote_devs(Learn *learn, const Conf *conf)
 {
-	g_autofree char *text = NULL;
-	GPtrArray *mounts;
+	GArray *mounts;
 
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
-	g_clear_pointer(&learn->mounts, g_ptr_array_unref);
+	g_clear_pointer(&learn->mounts, g_array_unref);
 	if (!learn->remote_check)
 		return;
 	/* With netfs on too: the device a path leads to (learn_path_dev()). */
-	if (!g_file_get_contents("/proc/self/mountinfo", &text, NULL, NULL))
+	mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	if (!proc_read_own_mountinfo(mounts, NULL)) {
+		g_array_unref(mounts);
 		return;
-	mounts = learn->mounts = watch_mounts_parse(text);
+	}
+	learn->mounts = mounts;
 	if (conf->netfs)
 		return;
 	learn->remote_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	for (guint i = 0; i < mounts->len; i++) {
-		const WatchMount *m = g_ptr_array_index(mounts, i);
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 
 		if (watch_fs_is_remote(m->fstype)) {
 			gint64 *dev = g_new(gint64, 1);
 
-			*dev = (gint64)m->dev;
+			*dev = (gint64)makedev(m->dev_major, m->dev_minor);
 			g_hash_table_add(learn->remote_devs, dev);
 		}
 	}
@@ -394,7 +397,7 @@ dev_is_remote(const Learn *learn, guint64 dev)
 gboolean
 learn_path_is_remote(const Learn *learn, const char *path)
 {
-	const WatchMount *m;
+	const ProcMount *m;
 
 	g_return_val_if_fail(learn != NULL && path != NULL, FALSE);
 
@@ -408,12 +411,12 @@ learn_path_is_remote(const Learn *learn, const char *path)
 guint64
 learn_path_dev(const Learn *learn, const char *path)
 {
-	const WatchMount *m;
+	const ProcMount *m;
 
 	g_return_val_if_fail(learn != NULL && path != NULL, 0);
 
 	m = learn->mounts ? watch_mounts_find(learn->mounts, path) : NULL;
-	return m ? (guint64)m->dev : 0;
+	return m ? (guint64)makedev(m->dev_major, m->dev_minor) : 0;
 }
 
 void

@@ -1045,29 +1045,17 @@ proc_parse_mountinfo_line(const char *line, ProcMount *out, GError **error)
 	return TRUE;
 }
 
-gboolean
-proc_read_mountinfo(pid_t pid, GArray *mounts, GError **error)
+/*
+ * The mounts of an open mountinfo file (named path in messages), appended
+ * to mounts as proc_read_mountinfo() says. Closes file.
+ */
+static gboolean
+read_mountinfo_file(FILE *file, const char *path, GArray *mounts, GError **error)
 {
-	g_autofree char *path = NULL;
 	g_autofree char *line = NULL;
 	g_autoptr(GArray) found = NULL;
 	size_t cap = 0;
-	FILE *file;
 
-	g_return_val_if_fail(mounts != NULL, FALSE);
-	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
-
-	path = pid > 0 ? g_strdup_printf("%s/%d/mountinfo", proc_get_root(), (int)pid)
-		       : g_strdup_printf("%s/self/mountinfo", proc_get_root());
-	file = fopen(path, "re");
-	if (!file) {
-		int saved = errno;
-
-		g_set_error(error, PROC_ERROR, saved == ENOENT || saved == ESRCH
-			    ? PROC_ERROR_GONE : PROC_ERROR_IO,
-			    "cannot open %s: %s", path, g_strerror(saved));
-		return FALSE;
-	}
 	found = g_array_new(FALSE, FALSE, sizeof(ProcMount));
 	g_array_set_clear_func(found, proc_mount_clear);
 	for (;;) {
@@ -1102,6 +1090,76 @@ proc_read_mountinfo(pid_t pid, GArray *mounts, GError **error)
 	g_array_append_vals(mounts, found->data, found->len);
 	g_array_set_clear_func(found, NULL);  /* the strings moved to mounts */
 	return TRUE;
+}
+
+static gboolean
+open_error(GError **error, const char *path)
+{
+	int saved = errno;
+
+	g_set_error(error, PROC_ERROR, saved == ENOENT || saved == ESRCH
+		    ? PROC_ERROR_GONE : PROC_ERROR_IO,
+		    "cannot open %s: %s", path, g_strerror(saved));
+	return FALSE;
+}
+
+gboolean
+proc_read_mountinfo(pid_t pid, GArray *mounts, GError **error)
+{
+	g_autofree char *path = NULL;
+	FILE *file;
+
+	g_return_val_if_fail(mounts != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	path = pid > 0 ? g_strdup_printf("%s/%d/mountinfo", proc_get_root(), (int)pid)
+		       : g_strdup_printf("%s/self/mountinfo", proc_get_root());
+	file = fopen(path, "re");
+	if (!file)
+		return open_error(error, path);
+	return read_mountinfo_file(file, path, mounts, error);
+}
+
+gboolean
+proc_read_own_mountinfo(GArray *mounts, GError **error)
+{
+	static const char path[] = "/proc/self/mountinfo";
+	FILE *file;
+
+	g_return_val_if_fail(mounts != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	file = fopen(path, "re");
+	if (!file)
+		return open_error(error, path);
+	return read_mountinfo_file(file, path, mounts, error);
+}
+
+int
+proc_open_self_mountinfo(void)
+{
+	g_autofree char *path = g_strdup_printf("%s/self/mountinfo", proc_get_root());
+
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+gboolean
+proc_read_mountinfo_fd(int fd, GArray *mounts, GError **error)
+{
+	int copy;
+	FILE *file;
+
+	g_return_val_if_fail(mounts != NULL, FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+
+	/* The copy shares the file position: the table is read from its start. */
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0 || lseek(copy, 0, SEEK_SET) != 0 || !(file = fdopen(copy, "r"))) {
+		if (copy >= 0)
+			(void)close(copy);
+		return open_error(error, "the mount table");
+	}
+	return read_mountinfo_file(file, "the mount table", mounts, error);
 }
 
 gboolean

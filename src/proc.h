@@ -127,6 +127,22 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ProcMount, proc_mount_clear)
  */
 gboolean proc_read_mountinfo(pid_t pid, GArray *mounts, GError **error);
 /*
+ * As proc_read_mountinfo(0, ...), always from the real /proc whatever
+ * proc_set_root() says: the mounts this process opens its files through
+ * (which network or FUSE file system a path leads into), not those of
+ * the processes a fake /proc describes.
+ */
+gboolean proc_read_own_mountinfo(GArray *mounts, GError **error);
+/*
+ * /proc/self/mountinfo opened (O_CLOEXEC) to be polled for changes: the
+ * kernel flags it G_IO_PRI | G_IO_ERR when a mount of this namespace
+ * comes, goes or changes. The descriptor is the caller's; -1 with errno
+ * on failure.
+ */
+int proc_open_self_mountinfo(void);
+/* As proc_read_mountinfo(0, ...), from a descriptor proc_open_self_mountinfo() gave. */
+gboolean proc_read_mountinfo_fd(int fd, GArray *mounts, GError **error);
+/*
  * The inode of pid's mount namespace (0: this process), from the link
  * /proc/PID/ns/mnt ("mnt:[4026531841]"). FALSE with errno set if it
  * cannot be read.

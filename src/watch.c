@@ -469,94 +469,6 @@ watch_parse_image(const guint8 *buf, gsize len, guint64 *interp_offset, guint64 
 
 /* ---- mounts and file system classes --------------------------------------- */
 
-void
-watch_mount_free(WatchMount *mount)
-{
-	if (!mount)
-		return;
-	g_free(mount->point);
-	g_free(mount->fstype);
-	g_free(mount);
-}
-
-static void
-mount_destroy(gpointer data)
-{
-	watch_mount_free(data);
-}
-
-/* Undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134). */
-static char *
-unescape_mount_field(const char *s, gsize len)
-{
-	GString *out = g_string_sized_new(len);
-
-	for (gsize i = 0; i < len; i++) {
-		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-		    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
-			g_string_append_c(out, (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
-						       (s[i + 3] - '0')));
-			i += 3;
-		} else {
-			g_string_append_c(out, s[i]);
-		}
-	}
-	return g_string_free(out, FALSE);
-}
-
-/*
- * 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
- * (1)(2)(3)   (4)   (5)      (6)      (7)   (8) (9)   (10)         (11)
- * id, parent, major:minor, root, mount point, options, optional fields
- * ended by "-", type, source, super options (proc(5)).
- */
-static WatchMount *
-parse_mount_line(const char *line)
-{
-	g_auto(GStrv) f = g_strsplit(line, " ", -1);
-	guint n = g_strv_length(f), sep;
-	unsigned int major, minor;
-	int id, parent;
-	char end;
-	WatchMount *mount;
-
-	if (n < 10)
-		return NULL;
-	if (sscanf(f[0], "%d%c", &id, &end) != 1 || sscanf(f[1], "%d%c", &parent, &end) != 1 ||
-	    sscanf(f[2], "%u:%u%c", &major, &minor, &end) != 2)
-		return NULL;
-	for (sep = 6; sep < n && strcmp(f[sep], "-") != 0; sep++)
-		;
-	if (sep + 1 >= n || f[4][0] != '/' || !*f[sep + 1])
-		return NULL;
-	mount = g_new0(WatchMount, 1);
-	mount->id = id;
-	mount->parent = parent;
-	mount->dev = makedev(major, minor);
-	mount->point = unescape_mount_field(f[4], strlen(f[4]));
-	mount->fstype = unescape_mount_field(f[sep + 1], strlen(f[sep + 1]));
-	return mount;
-}
-
-GPtrArray *
-watch_mounts_parse(const char *text)
-{
-	GPtrArray *mounts = g_ptr_array_new_with_free_func(mount_destroy);
-	const char *p = text;
-
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		gsize len = nl ? (gsize)(nl - p) : strlen(p);
-		g_autofree char *line = g_strndup(p, len);
-		WatchMount *mount = parse_mount_line(line);
-
-		if (mount)
-			g_ptr_array_add(mounts, mount);
-		p = nl ? nl + 1 : NULL;
-	}
-	return mounts;
-}
-
 gboolean
 watch_fs_is_remote(const char *fstype)
 {
@@ -626,32 +538,33 @@ point_holds(const char *point, const char *path)
 	return strncmp(point, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-const WatchMount *
-watch_mounts_find(const GPtrArray *mounts, const char *path)
+const ProcMount *
+watch_mounts_find(const GArray *mounts, const char *path)
 {
-	const WatchMount *best = NULL;
+	const ProcMount *best = NULL;
 
 	g_return_val_if_fail(mounts != NULL && path != NULL, NULL);
 	for (guint i = 0; i < mounts->len; i++) {
-		const WatchMount *m = g_ptr_array_index(mounts, i);
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 
-		if (point_holds(m->point, path) && (!best || strlen(m->point) >= strlen(best->point)))
+		if (point_holds(m->mountpoint, path) &&
+		    (!best || strlen(m->mountpoint) >= strlen(best->mountpoint)))
 			best = m;
 	}
 	return best;
 }
 
 gboolean
-watch_mounts_under_remote(const GPtrArray *mounts, const WatchMount *mount)
+watch_mounts_under_remote(const GArray *mounts, const ProcMount *mount)
 {
 	/* Parent ids form a tree; a bound on the walk guards against a cycle in bad input. */
 	for (guint steps = 0; mount && steps <= mounts->len; steps++) {
-		const WatchMount *parent = NULL;
+		const ProcMount *parent = NULL;
 
 		if (watch_fs_is_remote(mount->fstype))
 			return TRUE;
 		for (guint i = 0; i < mounts->len && !parent; i++) {
-			const WatchMount *m = g_ptr_array_index(mounts, i);
+			const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 
 			if (m->id == mount->parent && m != mount)
 				parent = m;
@@ -1097,23 +1010,22 @@ on_timer(gpointer user_data)
 
 /* ---- the mount table ---- */
 
-/* The current mount table, from the descriptor kept open to poll it. */
-static GPtrArray *
+/*
+ * The current mount table (ProcMount), from the descriptor kept open to
+ * poll it; empty if it cannot be read (nothing is marked then).
+ */
+static GArray *
 read_mounts(Watch *watch)
 {
-	g_autoptr(GString) text = g_string_new(NULL);
-	char chunk[16384];
-	off_t at = 0;
-	ssize_t n;
+	GArray *mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_autoptr(GError) error = NULL;
 
-	if (watch->mounts_fd < 0)
-		return watch_mounts_parse("");
+	g_array_set_clear_func(mounts, proc_mount_clear);
 	/* procfs: a read never waits on any file system. */
-	while ((n = pread(watch->mounts_fd, chunk, sizeof(chunk), at)) > 0) {
-		g_string_append_len(text, chunk, n);
-		at += n;
-	}
-	return watch_mounts_parse(text->str);
+	if (watch->mounts_fd >= 0 && !proc_read_mountinfo_fd(watch->mounts_fd, mounts, &error))
+		g_warning("fanotify: cannot read the mount table, nothing marked: %s",
+			  error->message);
+	return mounts;
 }
 
 static gboolean
@@ -1522,13 +1434,13 @@ add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
  * unless netfs allows it, since a dead server would stall the stat.
  */
 static gboolean
-path_is_remote(Watch *watch, const GPtrArray *mounts, const char *path, GArray *skipped)
+path_is_remote(Watch *watch, const GArray *mounts, const char *path, GArray *skipped)
 {
-	const WatchMount *m = watch_mounts_find(mounts, path);
+	const ProcMount *m = watch_mounts_find(mounts, path);
 
 	if (watch->netfs || !m || !watch_mounts_under_remote(mounts, m))
 		return FALSE;
-	add_dev_once(skipped, m->dev);
+	add_dev_once(skipped, makedev(m->dev_major, m->dev_minor));
 	return TRUE;
 }
 
@@ -1547,7 +1459,7 @@ lists_accept(char **const lists[2], const char *path)
  * pseudo file systems.
  */
 static void
-collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, GArray *devs,
+collect_mark_dirs(Watch *watch, const GArray *mounts, GPtrArray *dirs, GArray *devs,
 		  guint *remote, guint *over_cap)
 {
 	g_autoptr(GArray) skipped = g_array_new(FALSE, FALSE, sizeof(dev_t));
@@ -1565,16 +1477,17 @@ collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, GArray
 			(void)add_mark_dir(dirs, devs, "/");
 	}
 	for (guint i = 0; i < mounts->len; i++) {
-		const WatchMount *m = g_ptr_array_index(mounts, i);
-		g_autofree char *dir = g_strconcat(m->point, strcmp(m->point, "/") ? "/" : "", NULL);
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
+		g_autofree char *dir = g_strconcat(m->mountpoint, strcmp(m->mountpoint, "/") ? "/" : "",
+						   NULL);
 
 		if (watch_fs_is_pseudo(m->fstype) || !lists_accept(watch->lists, dir))
 			continue;
 		/* Hidden by a later mount over the same point, or under it. */
-		if (watch_mounts_find(mounts, m->point) != m)
+		if (watch_mounts_find(mounts, m->mountpoint) != m)
 			continue;
-		if (!path_is_remote(watch, mounts, m->point, skipped) &&
-		    !add_mark_dir(dirs, devs, m->point))
+		if (!path_is_remote(watch, mounts, m->mountpoint, skipped) &&
+		    !add_mark_dir(dirs, devs, m->mountpoint))
 			(*over_cap)++;
 	}
 	*remote = skipped->len;
@@ -1582,7 +1495,7 @@ collect_mark_dirs(Watch *watch, const GPtrArray *mounts, GPtrArray *dirs, GArray
 
 /* Whether a file system marked before is still mounted but no longer wanted. */
 static gboolean
-marks_stale(const Watch *watch, const GPtrArray *mounts, const GArray *devs)
+marks_stale(const Watch *watch, const GArray *mounts, const GArray *devs)
 {
 	for (guint i = 0; i < watch->marked_devs->len; i++) {
 		dev_t dev = g_array_index(watch->marked_devs, dev_t, i);
@@ -1590,8 +1503,11 @@ marks_stale(const Watch *watch, const GPtrArray *mounts, const GArray *devs)
 
 		for (guint j = 0; j < devs->len && !wanted; j++)
 			wanted = g_array_index(devs, dev_t, j) == dev;
-		for (guint j = 0; j < mounts->len && !mounted; j++)
-			mounted = ((const WatchMount *)g_ptr_array_index(mounts, j))->dev == dev;
+		for (guint j = 0; j < mounts->len && !mounted; j++) {
+			const ProcMount *m = &g_array_index(mounts, ProcMount, j);
+
+			mounted = makedev(m->dev_major, m->dev_minor) == dev;
+		}
 		if (mounted && !wanted)
 			return TRUE;
 	}
@@ -1611,7 +1527,7 @@ static int
 mark_all(Watch *watch)
 {
 	g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GPtrArray) mounts = read_mounts(watch);
+	g_autoptr(GArray) mounts = read_mounts(watch);
 	g_autoptr(GArray) devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	guint64 mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
 	int last_errno = 0;
@@ -1620,10 +1536,10 @@ mark_all(Watch *watch)
 	mountids_forget_own(watch->mounts);
 	g_array_set_size(watch->remote_devs, 0);
 	for (guint i = 0; i < mounts->len; i++) {
-		const WatchMount *m = g_ptr_array_index(mounts, i);
+		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 
 		if (watch_fs_is_remote(m->fstype))
-			add_dev_once(watch->remote_devs, m->dev);
+			add_dev_once(watch->remote_devs, makedev(m->dev_major, m->dev_minor));
 	}
 	collect_mark_dirs(watch, mounts, dirs, devs, &watch->remote_skipped, &watch->over_cap);
 	if (marks_stale(watch, mounts, devs)) {
@@ -1732,7 +1648,7 @@ watch_open(Watch *watch, GError **error)
 		return set_error_errno(error, errno, "fanotify_init");
 
 	/* Watched for changes: a file system mounted later is marked then. */
-	watch->mounts_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	watch->mounts_fd = proc_open_self_mountinfo();
 	last_errno = mark_all(watch);
 	if (watch->fs_marks + watch->mount_marks == 0) {
 		if (last_errno == EINVAL)

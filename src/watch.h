@@ -30,8 +30,8 @@
  *
  * The pure parts (the window bookkeeping, the ELF header parser that
  * finds the interpreter, the turning of mincore vectors into ranges, the
- * mount table parser and the file system classes) are exported for the
- * tests; the rest is I/O.
+ * lookups in a mount table and the file system classes) are exported for
+ * the tests; the rest is I/O. Mount tables are read and parsed by proc.
  */
 #pragma once
 
@@ -40,6 +40,7 @@
 
 #include "conf.h"
 #include "model.h"
+#include "proc.h"
 
 #define WATCH_ERROR (watch_error_quark())
 GQuark watch_error_quark(void);
@@ -178,22 +179,7 @@ WatchImageKind watch_parse_image(const guint8 *buf, gsize len,
 
 /* ---- mounts and file system classes (pure) ---- */
 
-/* One line of /proc/PID/mountinfo. */
-typedef struct WatchMount {
-	int id;               /* mount id */
-	int parent;           /* parent mount id */
-	dev_t dev;            /* st_dev of its files (major:minor) */
-	char *point;          /* mount point, \ooo escapes undone, owned */
-	char *fstype;         /* file system type, owned */
-} WatchMount;
-
-void watch_mount_free(WatchMount *mount);
-
-/*
- * Parses the text of a mountinfo file into WatchMount *, in file order
- * (owned by the array). A malformed line is skipped.
- */
-GPtrArray *watch_mounts_parse(const char *text);
+/* The mount tables are proc's (ProcMount, proc_read_mountinfo()). */
 
 /*
  * Whether a file system type (mountinfo's name) is a network or FUSE
@@ -219,10 +205,10 @@ gboolean watch_fs_magic_is_remote(guint64 f_type);
  * such line wins (a later mount over the same point hides earlier ones).
  * NULL if none. Borrowed from mounts.
  */
-const WatchMount *watch_mounts_find(const GPtrArray *mounts, const char *path);
+const ProcMount *watch_mounts_find(const GArray *mounts, const char *path);
 
 /* Whether mount, or a mount it lies under, is remote (see watch_fs_is_remote). */
-gboolean watch_mounts_under_remote(const GPtrArray *mounts, const WatchMount *mount);
+gboolean watch_mounts_under_remote(const GArray *mounts, const ProcMount *mount);
 
 /*
  * Closes the event descriptors of a buffer from byte `from` on that

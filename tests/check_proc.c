@@ -1101,6 +1101,42 @@ START_TEST(test_fake_mountinfo_bound)
 }
 END_TEST
 
+/* The table behind a descriptor kept open to poll it: each read from its start. */
+START_TEST(test_fake_mountinfo_fd)
+{
+	g_autoptr(GArray) mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_autoptr(GError) error = NULL;
+	char byte;
+	int fd;
+
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	write_rel("self/mountinfo", "22 1 254:0 / / rw shared:1 - ext4 /dev/vda rw\n"
+		  "40 22 0:35 / /my\\040tmp rw - tmpfs tmpfs rw\n");
+	fd = proc_open_self_mountinfo();
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, &byte, 1), 1);   /* moved on: the read starts over anyway */
+	for (int pass = 0; pass < 2; pass++) {
+		g_array_set_size(mounts, 0);
+		ck_assert_msg(proc_read_mountinfo_fd(fd, mounts, &error), "%s",
+			      error ? error->message : "");
+		ck_assert_uint_eq(mounts->len, 2);
+		ck_assert_uint_eq(g_array_index(mounts, ProcMount, 0).id, 22);
+		ck_assert_str_eq(g_array_index(mounts, ProcMount, 1).mountpoint, "/my tmp");
+		ck_assert_uint_eq(g_array_index(mounts, ProcMount, 1).dev_minor, 35);
+	}
+	/* A bad line refuses the whole table (the fake file is replaced: opened again). */
+	close(fd);
+	write_rel("self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n41 x\n");
+	fd = proc_open_self_mountinfo();
+	ck_assert_int_ge(fd, 0);
+	g_array_set_size(mounts, 0);
+	ck_assert(!proc_read_mountinfo_fd(fd, mounts, &error));
+	ck_assert(g_error_matches(error, PROC_ERROR, PROC_ERROR_PARSE));
+	ck_assert_uint_eq(mounts->len, 0);
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_fake_mnt_ns)
 {
 	guint64 ns = 0;
@@ -1175,6 +1211,7 @@ proc_suite(void)
 	tcase_add_test(fake, test_fake_pressure);
 	tcase_add_test(fake, test_fake_pressure_present);
 	tcase_add_test(fake, test_fake_mountinfo_bound);
+	tcase_add_test(fake, test_fake_mountinfo_fd);
 	tcase_add_test(fake, test_fake_mnt_ns);
 	suite_add_tcase(s, fake);
 

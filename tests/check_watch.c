@@ -334,24 +334,42 @@ static const char mountinfo_text[] =
 	"43 22 0:52 / /srv/nfs rw - nfs4 host:/x rw\n"
 	"44 22 0:36 / /proc rw - proc proc rw\n";
 
+/* The lines of text that proc's parser takes, as ProcMount; the others are left out. */
+static GArray *
+parse_mounts(const char *text)
+{
+	GArray *mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	g_array_set_clear_func(mounts, proc_mount_clear);
+	for (guint i = 0; lines[i]; i++) {
+		ProcMount m = { 0 };
+
+		if (proc_parse_mountinfo_line(lines[i], &m, NULL))
+			g_array_append_val(mounts, m);
+	}
+	return mounts;
+}
+
 START_TEST(test_mounts_parse)
 {
-	g_autoptr(GPtrArray) m = watch_mounts_parse(mountinfo_text);
-	const WatchMount *x;
+	g_autoptr(GArray) m = parse_mounts(mountinfo_text);
+	const ProcMount *x;
 
 	ck_assert_uint_eq(m->len, 6);
-	x = g_ptr_array_index(m, 0);
+	x = &g_array_index(m, ProcMount, 0);
 	ck_assert_int_eq(x->id, 22);
 	ck_assert_int_eq(x->parent, 1);
-	ck_assert_uint_eq(major(x->dev), 254);
-	ck_assert_str_eq(x->point, "/");
+	ck_assert_uint_eq(x->dev_major, 254);
+	ck_assert_str_eq(x->mountpoint, "/");
 	ck_assert_str_eq(x->fstype, "ext4");
-	x = g_ptr_array_index(m, 1);
+	x = &g_array_index(m, ProcMount, 1);
 	ck_assert_str_eq(x->fstype, "tmpfs");  /* after two optional fields */
-	x = g_ptr_array_index(m, 2);
-	ck_assert_str_eq(x->point, "/tmp/my mnt");
+	x = &g_array_index(m, ProcMount, 2);
+	ck_assert_str_eq(x->mountpoint, "/tmp/my mnt");
 	ck_assert_str_eq(x->fstype, "fuse.hangfs");
-	ck_assert_uint_eq(x->dev, makedev(0, 50));
+	ck_assert_uint_eq(x->dev_major, 0);
+	ck_assert_uint_eq(x->dev_minor, 50);
 
 	/* Longest mount point wins; a name that only starts like one does not. */
 	ck_assert_int_eq(watch_mounts_find(m, "/tmp/my mnt/lib/ld.so")->id, 41);
@@ -371,17 +389,17 @@ END_TEST
 START_TEST(test_mounts_hostile)
 {
 	/* A cycle of parents ends; a truncated escape stays as it is. */
-	g_autoptr(GPtrArray) m = watch_mounts_parse(
+	g_autoptr(GArray) m = parse_mounts(
 		"1 2 0:1 / /a rw - ext4 x rw\n"
 		"2 1 0:2 / /a/b\\04 rw - ext4 y rw\n"
 		"3 1 0:3 / /c rw -\n"
 		"x 1 0:3 / /d rw - ext4 z rw\n");
 
 	ck_assert_uint_eq(m->len, 2);
-	ck_assert_str_eq(((WatchMount *)g_ptr_array_index(m, 1))->point, "/a/b\\04");
-	ck_assert(!watch_mounts_under_remote(m, g_ptr_array_index(m, 1)));
-	g_clear_pointer(&m, g_ptr_array_unref);
-	m = watch_mounts_parse("");
+	ck_assert_str_eq(g_array_index(m, ProcMount, 1).mountpoint, "/a/b\\04");
+	ck_assert(!watch_mounts_under_remote(m, &g_array_index(m, ProcMount, 1)));
+	g_clear_pointer(&m, g_array_unref);
+	m = parse_mounts("");
 	ck_assert_uint_eq(m->len, 0);
 	ck_assert_ptr_null(watch_mounts_find(m, "/"));
 }
