@@ -1338,6 +1338,20 @@ known_clear(Known *k)
 }
 
 /*
+ * Whether the file of a read-set range may be learned: a range with an
+ * identity is of the regular file the program opened, which the watcher
+ * found at the path when the window ended (nothing is looked up here);
+ * one without (a replay, an older caller) asks the file check.
+ */
+static gboolean
+range_usable(Learn *learn, GHashTable *stat_cache, const WatchRange *r)
+{
+	if (map_file_id_is_known(&r->id))
+		return TRUE;
+	return file_state(learn, stat_cache, r->path)->usable;
+}
+
+/*
  * The parts of ranges (WatchRange) to learn, appended to add (paths
  * borrowed from ranges): those mapprefix accepts, in files the exe does
  * not map, not already known, under the caps of maxreadfiles files and
@@ -1376,7 +1390,7 @@ pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
 		/* A file new to the read set needs room under the file cap. */
 		if (!g_hash_table_contains(k->read_paths, r->path)) {
 			if (g_hash_table_size(k->read_paths) >= max_files ||
-			    !file_state(learn, stat_cache, r->path)->usable)
+			    !range_usable(learn, stat_cache, r))
 				continue;
 			g_hash_table_add(k->read_paths, r->path);
 		}
@@ -1392,6 +1406,7 @@ pick_ranges(Learn *learn, const Conf *conf, Known *k, GHashTable *stat_cache,
 			w.path = r->path;
 			w.offset = piece->start;
 			w.length = interval_length(*piece);
+			w.id = r->id;
 			g_array_append_val(add, w);
 			g_array_append_val(list, *piece);
 			k->read_bytes += w.length;
@@ -1409,7 +1424,8 @@ add_read_maps(Learn *learn, Model *model, Exe *exe, GHashTable *stat_cache,
 {
 	for (guint i = 0; i < add->len; i++) {
 		const WatchRange *w = &g_array_index(add, WatchRange, i);
-		const FileState *state = file_state(learn, stat_cache, w->path);
+		const MapFileId *id = map_file_id_is_known(&w->id)
+			? &w->id : &file_state(learn, stat_cache, w->path)->id;
 		Map *map = model_lookup_map(model, w->path, w->offset, w->length);
 
 		if (map)
@@ -1418,8 +1434,8 @@ add_read_maps(Learn *learn, Model *model, Exe *exe, GHashTable *stat_cache,
 			map = map_new(w->path, w->offset, w->length, now);
 		/* Read now: valid for the file there now. */
 		map->learn.stale = FALSE;
-		if (map_file_id_is_known(&state->id))
-			map->file = state->id;
+		if (map_file_id_is_known(id))
+			map->file = *id;
 		map->learn.checked = now;
 		exe_add_map_origin(model, exe, map, 1.0, EXEMAP_READ);
 	}

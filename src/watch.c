@@ -224,9 +224,14 @@ end_window(WatchTracker *tracker, PidState *st)
 	g_ptr_array_add(tracker->finished, g_steal_pointer(&st->window));
 }
 
-/* Records path in st's window, within the caps; TRUE if it was added. */
+/*
+ * Records path in st's window, within the caps; TRUE if it was added. id
+ * is the file's identity when it was opened, or NULL (then only its size
+ * is known).
+ */
 static gboolean
-record_file(const WatchTracker *tracker, PidState *st, const char *path, guint64 size)
+record_file(const WatchTracker *tracker, PidState *st, const char *path, guint64 size,
+	    const MapFileId *id)
 {
 	WatchFile *file;
 
@@ -240,6 +245,8 @@ record_file(const WatchTracker *tracker, PidState *st, const char *path, guint64
 	file = g_new0(WatchFile, 1);
 	file->path = g_strdup(path);
 	file->size = size;
+	if (id)
+		file->id = *id;
 	g_ptr_array_add(st->window->files, file);
 	g_hash_table_add(st->recorded, file->path);
 	return TRUE;
@@ -271,7 +278,7 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 		/* The loader of the image just executed: part of that start. */
 		st->wants_interp = FALSE;
 		if (st->window)
-			(void)record_file(tracker, st, path, size);
+			(void)record_file(tracker, st, path, size, NULL);
 		return WATCH_EXEC_INTERP;
 	}
 
@@ -303,7 +310,7 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 	st->window->files = g_ptr_array_new_with_free_func(watch_file_free);
 	st->recorded = g_hash_table_new(g_str_hash, g_str_equal);
 	/* The program's own file is the first thing its start needs. */
-	(void)record_file(tracker, st, path, size);
+	(void)record_file(tracker, st, path, size, NULL);
 	{
 		gint64 *start = g_new(gint64, 1);
 
@@ -322,12 +329,13 @@ watch_tracker_wants(const WatchTracker *tracker, pid_t pid)
 }
 
 gboolean
-watch_tracker_open(WatchTracker *tracker, pid_t pid, const char *path, guint64 size, gint64 now)
+watch_tracker_open(WatchTracker *tracker, pid_t pid, const char *path, const MapFileId *id,
+		   gint64 now)
 {
 	PidState *st;
 
 	g_return_val_if_fail(tracker != NULL, FALSE);
-	g_return_val_if_fail(path != NULL, FALSE);
+	g_return_val_if_fail(path != NULL && id != NULL, FALSE);
 
 	st = g_hash_table_lookup(tracker->pids, GINT_TO_POINTER(pid));
 	if (!st || !st->window)
@@ -335,7 +343,7 @@ watch_tracker_open(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 	/* Over, but not expired yet: the start-up is past. */
 	if (now - st->window->start >= tracker->limits.window_us || now < st->window->start)
 		return FALSE;
-	return record_file(tracker, st, path, size);
+	return record_file(tracker, st, path, id->size, id);
 }
 
 static gint
@@ -838,8 +846,10 @@ watch_ranges_new(void)
  * was opened, not what of it was read.
  */
 static void
-learn_file(const char *path, GArray *ranges)
+learn_file(const WatchFile *file, GArray *ranges)
 {
+	const char *path = file->path;
+	MapFileId id;
 	g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(WatchSpan));
 	g_autofree guint8 *vec = NULL;
 	guint64 page = pagecache_page_size(), size;
@@ -850,6 +860,22 @@ learn_file(const char *path, GArray *ranges)
 
 	if (pagecache_open(path, &fd, &st, NULL) != PAGECACHE_OPEN_OK)
 		return;
+	/*
+	 * The path must still name the file the program opened (a package
+	 * upgrade replaces files under their names): its ranges are learned
+	 * with that identity, and the reader reads nothing else under the
+	 * name.
+	 */
+	if (map_file_id_is_known(&file->id) &&
+	    ((guint64)st.st_dev != file->id.dev || (guint64)st.st_ino != file->id.ino)) {
+		g_debug("%s: another file than the one opened at start-up, not learned", path);
+		(void)close(fd);
+		return;
+	}
+	id.dev = (guint64)st.st_dev;
+	id.ino = (guint64)st.st_ino;
+	id.size = (guint64)MAX(st.st_size, 0);
+	id.mtime = (gint64)st.st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) + st.st_mtim.tv_nsec;
 	size = MIN((guint64)st.st_size, MAX_EXAMINED);
 	if (size == 0) {
 		(void)close(fd);
@@ -876,6 +902,7 @@ learn_file(const char *path, GArray *ranges)
 		range.path = g_strdup(path);
 		range.offset = span->offset;
 		range.length = span->length;
+		range.id = id;
 		g_array_append_val(ranges, range);
 	}
 }
@@ -984,8 +1011,7 @@ finish_windows(Watch *watch)
 		 * bounded by maxreadfiles files of at most MAX_EXAMINED bytes.
 		 */
 		for (guint j = 0; j < window->files->len; j++)
-			learn_file(((WatchFile *)g_ptr_array_index(window->files, j))->path,
-				   ranges);
+			learn_file(g_ptr_array_index(window->files, j), ranges);
 		if (ranges->len == 0)
 			continue;
 		watch->stats.learned++;
@@ -1048,6 +1074,7 @@ add_dev_once(GArray *devs, dev_t dev)
 
 /* What an event's descriptor tells of its file. */
 typedef struct EventFile {
+	MapFileId id;         /* st_dev, st_ino, st_size, st_mtim */
 	guint64 size;         /* st_size */
 	guint mnt_id;         /* the id of the mount it was opened through */
 	gboolean has_mnt_id;  /* the kernel told it (STATX_MNT_ID: Linux 5.8) */
@@ -1064,7 +1091,7 @@ typedef struct EventFile {
 static gboolean
 event_file(Watch *watch, int fd, EventFile *file)
 {
-	unsigned int mask = STATX_TYPE | STATX_SIZE;
+	unsigned int mask = STATX_TYPE | STATX_SIZE | STATX_INO | STATX_MTIME;
 	struct statx stx;
 
 #ifdef STATX_MNT_ID
@@ -1080,6 +1107,11 @@ event_file(Watch *watch, int fd, EventFile *file)
 	if (!S_ISREG(stx.stx_mode))
 		return FALSE;
 	file->size = stx.stx_size;
+	/* What fstat would say, for nothing: the identity the read set is learned with. */
+	file->id.dev = (guint64)makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	file->id.ino = stx.stx_ino;
+	file->id.size = stx.stx_size;
+	file->id.mtime = stx.stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) + stx.stx_mtime.tv_nsec;
 #ifdef STATX_MNT_ID
 	if (stx.stx_mask & STATX_MNT_ID) {
 		file->mnt_id = (guint)stx.stx_mnt_id;
@@ -1184,7 +1216,7 @@ handle_open(Watch *watch, pid_t pid, int fd, gint64 now)
 	/* A file deleted since it was opened cannot be read ahead later. */
 	if (!path || path[0] != '/' || g_str_has_suffix(path, " (deleted)"))
 		return;
-	if (watch_tracker_open(watch->tracker, pid, path, file.size, now))
+	if (watch_tracker_open(watch->tracker, pid, path, &file.id, now))
 		watch->stats.recorded++;
 }
 

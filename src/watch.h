@@ -82,6 +82,8 @@ typedef struct WatchLimits {
 typedef struct WatchFile {
 	char *path;           /* owned */
 	guint64 size;         /* st_size when it was opened */
+	MapFileId id;         /* its identity when it was opened (the event's
+			       * descriptor); all 0 for the files of an exec */
 } WatchFile;
 
 /* A finished window: what one start of an executable opened. */
@@ -143,12 +145,13 @@ WatchExecResult watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char 
 gboolean watch_tracker_wants(const WatchTracker *tracker, pid_t pid);
 
 /*
- * An open of the regular file `path` by pid. Recorded (TRUE) if pid is in
- * its window at now, mapprefix accepts the path, the window has not
- * recorded it yet and holds fewer than max_files files.
+ * An open of the regular file `path`, whose identity is *id, by pid.
+ * Recorded (TRUE) if pid is in its window at now, mapprefix accepts the
+ * path, the window has not recorded it yet and holds fewer than max_files
+ * files.
  */
 gboolean watch_tracker_open(WatchTracker *tracker, pid_t pid, const char *path,
-			    guint64 size, gint64 now);
+			    const MapFileId *id, gint64 now);
 
 typedef gboolean (*WatchAliveFunc)(pid_t pid, gpointer user_data);
 
@@ -306,6 +309,9 @@ typedef struct WatchRange {
 	char *path;           /* owned */
 	guint64 offset;
 	guint64 length;
+	MapFileId id;         /* the file's identity (st_dev, st_ino, st_size, st_mtim):
+			       * the one the program opened, found at path when its
+			       * window ended; all 0 when unknown */
 } WatchRange;
 
 /* A GArray of WatchRange whose elements free their path. */

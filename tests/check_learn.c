@@ -1359,7 +1359,7 @@ END_TEST
 static void
 add_range(GArray *ranges, const char *rel, guint64 offset, guint64 length)
 {
-	WatchRange r;
+	WatchRange r = { 0 };
 
 	r.path = rel[0] == '/' ? g_strdup(rel) : at(rel);
 	r.offset = offset;
@@ -1659,6 +1659,60 @@ START_TEST(test_check_selected_files)
 	/* A clock that went back checks again. */
 	ck_assert_uint_eq(learn_check_files(learn, selected, 5), 0);
 	ck_assert_uint_eq(asked, 4);
+	learn_set_file_check(learn, NULL, NULL);
+}
+END_TEST
+
+/*
+ * A read set whose ranges carry the identity of the files the program
+ * opened (the watcher's event descriptors) is learned without asking the
+ * file check: the identity is the maps', as given. A range without one
+ * (a replay) is asked about, once per path.
+ */
+START_TEST(test_read_set_identity)
+{
+	g_autoptr(GArray) ranges = watch_ranges_new();
+	g_autofree char *cc_path = at("bin/cc");
+	g_autofree char *lib = at("files/cc.so");
+	g_autofree char *hdr = at("files/hdr.h");
+	g_autofree char *plain = at("files/plain.h");
+	const MapFileId lib_id = { .dev = 0xfe00, .ino = 4242, .size = 0x4000, .mtime = 7 };
+	const MapFileId hdr_id = { .dev = 0xfe00, .ino = 4243, .size = 0x3000, .mtime = 8 };
+	guint asked = 0;
+	Map *map;
+	Exe *cc;
+
+	/* Not there on disk: with an identity nothing is looked up. */
+	make_file("files/plain.h", 0x2000);
+	learn_set_file_check(learn, counting_check, &asked);
+	scan_saw_exec(scan, model, conf, cc_path);
+	add_range(ranges, "files/cc.so", 0, 0x4000);
+	g_array_index(ranges, WatchRange, 0).id = lib_id;
+	add_range(ranges, "files/hdr.h", 0, 0x1000);
+	g_array_index(ranges, WatchRange, 1).id = hdr_id;
+	add_range(ranges, "files/hdr.h", 0x2000, 0x1000);
+	g_array_index(ranges, WatchRange, 2).id = hdr_id;
+	add_range(ranges, "files/plain.h", 0, 0x2000);
+	learn_files(cc_path, ranges, 12);
+
+	/* 0x4000 + 0x1000 + 0x1000 + 0x2000 = 32768 >= minsize 10000: admitted. */
+	cc = lookup("bin/cc");
+	ck_assert_ptr_nonnull(cc);
+	ck_assert_uint_eq(cc->size, 32768);
+	ck_assert_uint_eq(count_origin(cc, EXEMAP_READ), 4);
+	ck_assert_uint_eq(asked, 1);   /* plain.h only */
+	map = model_lookup_map(model, lib, 0, 0x4000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_uint_eq(map->file.dev, 0xfe00);
+	ck_assert_uint_eq(map->file.ino, 4242);
+	ck_assert_uint_eq(map->file.size, 0x4000);
+	ck_assert_int_eq(map->file.mtime, 7);
+	map = model_lookup_map(model, hdr, 0x2000, 0x1000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_uint_eq(map->file.ino, 4243);
+	map = model_lookup_map(model, plain, 0, 0x2000);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_uint_ne(map->file.ino, 0);   /* the file check's lstat */
 	learn_set_file_check(learn, NULL, NULL);
 }
 END_TEST
@@ -2065,6 +2119,7 @@ learn_suite(void)
 	tcase_add_test(tc, test_maintenance);
 	tcase_add_test(tc, test_exec_short_lived);
 	tcase_add_test(tc, test_exec_learned_too_small_or_off);
+	tcase_add_test(tc, test_read_set_identity);
 	tcase_add_test(tc, test_learned_files_known);
 	tcase_add_test(tc, test_scan_counts_starts);
 	suite_add_tcase(s, tc);

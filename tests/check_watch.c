@@ -231,7 +231,8 @@ START_TEST(test_tracker)
 						      s->interp != NULL, now);
 			break;
 		case STEP_OPEN:
-			got = watch_tracker_open(t, s->pid, s->path, 1000, now);
+			got = watch_tracker_open(t, s->pid, s->path,
+						 &(MapFileId){ .dev = 1, .ino = 2, .size = 1000 }, now);
 			break;
 		case STEP_WANTS:
 			got = watch_tracker_wants(t, s->pid);
