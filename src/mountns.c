@@ -273,6 +273,15 @@ table_for(MountNs *ns, pid_t pid)
 	/* One entry per process seen this scan; a flood of short-lived ones starts it over. */
 	if (g_hash_table_size(ns->pids) >= MOUNTNS_PIDS_MAX)
 		g_hash_table_remove_all(ns->pids);
+	/*
+	 * Read at every scan, not kept by (pid, start time): setns(2) and
+	 * unshare(CLONE_NEWNS) move a running process into another namespace
+	 * and change neither, and the launchers of sandboxes do just that
+	 * before they exec the program (bubblewrap, snap-confine, the child
+	 * of systemd-nspawn, runc's init). A namespace kept from before would
+	 * make the new program's paths look like preload's. The read is one
+	 * readlink of a few microseconds per process.
+	 */
 	if (!proc_get_mnt_ns(pid, &pid_ns)) {
 		if (errno == ENOENT || errno == ESRCH)
 			return NULL;
