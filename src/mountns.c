@@ -470,6 +470,7 @@ struct MountIds {
 	GHashTable *other;    /* mount id -> ProcMount * (owned) of other namespaces,
 			       * mount points from their namespace's root */
 	GHashTable *pids_read; /* pids whose table was read this period */
+	GHashTable *absent;   /* mount ids found in no table this period */
 	gint64 other_since;   /* monotonic us this period began, 0: none yet */
 };
 
@@ -488,6 +489,7 @@ mountids_new(void)
 	ids->own_ids = g_hash_table_new(NULL, NULL);
 	ids->other = g_hash_table_new_full(NULL, NULL, NULL, mount_free);
 	ids->pids_read = g_hash_table_new(NULL, NULL);
+	ids->absent = g_hash_table_new(NULL, NULL);
 	return ids;
 }
 
@@ -500,6 +502,7 @@ mountids_free(MountIds *ids)
 	g_hash_table_unref(ids->own_ids);
 	g_hash_table_unref(ids->other);
 	g_hash_table_unref(ids->pids_read);
+	g_hash_table_unref(ids->absent);
 	g_free(ids);
 }
 
@@ -508,6 +511,8 @@ mountids_forget_own(MountIds *ids)
 {
 	g_return_if_fail(ids != NULL);
 	ids->own_read = 0;
+	/* An id found nowhere may be one of the mounts just made. */
+	g_hash_table_remove_all(ids->absent);
 }
 
 /* Reads preload's own table; FALSE (and the old one kept) if it cannot be read. */
@@ -570,7 +575,7 @@ mountids_event_path(MountIds *ids, pid_t pid, guint mount_id, const char *path, 
 		    char **host_path, MountNsDrop *why)
 {
 	const ProcMount *m;
-	gboolean readable = TRUE;
+	gboolean read = FALSE, readable = TRUE;
 
 	g_return_val_if_fail(ids != NULL && path != NULL, MOUNTNS_DROPPED);
 	g_return_val_if_fail(host_path != NULL && why != NULL, MOUNTNS_DROPPED);
@@ -588,9 +593,14 @@ mountids_event_path(MountIds *ids, pid_t pid, guint mount_id, const char *path, 
 	    now < ids->other_since) {
 		g_hash_table_remove_all(ids->other);
 		g_hash_table_remove_all(ids->pids_read);
+		g_hash_table_remove_all(ids->absent);
 		ids->other_since = now;
 	}
 	m = g_hash_table_lookup(ids->other, GUINT_TO_POINTER(mount_id));
+	if (!m && g_hash_table_contains(ids->absent, GUINT_TO_POINTER(mount_id))) {
+		*why = MOUNTNS_DROP_NO_MOUNT;
+		return MOUNTNS_DROPPED;
+	}
 	if (!m) {
 		/* A mount made here since the table was read? */
 		if (now - ids->own_read >= MOUNTIDS_OWN_REREAD_US || now < ids->own_read) {
@@ -600,9 +610,18 @@ mountids_event_path(MountIds *ids, pid_t pid, guint mount_id, const char *path, 
 		}
 		/* A mount of the process's namespace, read once a period. */
 		if (pid > 0 && !g_hash_table_contains(ids->pids_read, GINT_TO_POINTER(pid)) &&
-		    g_hash_table_size(ids->pids_read) < MOUNTIDS_PIDS_MAX)
+		    g_hash_table_size(ids->pids_read) < MOUNTIDS_PIDS_MAX) {
+			read = TRUE;
 			readable = read_other(ids, pid);
+		}
 		m = g_hash_table_lookup(ids->other, GUINT_TO_POINTER(mount_id));
+		/*
+		 * Not in the table of the process that opened the file: an
+		 * overlay's layer, whose opens (a build in a chrooted container)
+		 * would otherwise read a table per process.
+		 */
+		if (!m && read && readable && g_hash_table_size(ids->absent) < MOUNTIDS_OTHER_MAX)
+			g_hash_table_add(ids->absent, GUINT_TO_POINTER(mount_id));
 	}
 	if (!m) {
 		/*

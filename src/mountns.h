@@ -170,7 +170,10 @@ gboolean mountdevs_same_file(MountDevs *md, int dirfd, const char *path, int fla
  * mount that is gone, and a read set learned through an id reused within
  * that time names a path whose file is checked by its identity before it
  * is read (readahead.c). Each process's table is read at most once in
- * that time, and no more than MOUNTIDS_PIDS_MAX of them.
+ * that time, and no more than MOUNTIDS_PIDS_MAX of them; an id that the
+ * opening process's table lacks (an overlay's layer) is remembered as
+ * absent for that time too (or until preload's own table changes), so
+ * that the opens of many processes on one layer read no more tables.
  *
  * Ownership: the MountIds owns its tables; results are new strings owned
  * by the caller. Not thread-safe: the watcher's, on the main thread.

@@ -362,6 +362,18 @@ fake_proc(void)
 	return g_steal_pointer(&dir);
 }
 
+/* Adds process pid with the mount table text and root "/" to the fake /proc at dir. */
+static void
+fake_process(const char *dir, int pid, const char *mounts)
+{
+	g_autofree char *rel = g_strdup_printf("%d", pid);
+	g_autofree char *info = g_build_filename(dir, rel, "mountinfo", NULL);
+	g_autofree char *root = g_build_filename(dir, rel, "root", NULL);
+
+	tu_write_file(info, mounts);
+	ck_assert_int_eq(symlink("/", root), 0);
+}
+
 typedef struct {
 	const char *what;
 	pid_t pid;
@@ -459,6 +471,37 @@ START_TEST(test_event_path_reread)
 }
 END_TEST
 
+/*
+ * An id the opener's table lacks (a layer) is not looked for again in
+ * other processes' tables for a period: here pid 103's table has it, and
+ * is read only once preload's own table changes or the period ends.
+ */
+START_TEST(test_event_path_absent)
+{
+	g_autofree char *dir = fake_proc();
+	g_autoptr(MountIds) ids = mountids_new();
+	g_autofree char *got = NULL;
+	MountNsDrop why;
+	const gint64 t0 = 1000000;
+
+	fake_process(dir, 103, "999 150 254:0 /var/tmp/ct/root / rw - ext4 /dev/vda rw\n");
+	proc_set_root(dir);
+	ck_assert_int_eq(mountids_event_path(ids, 101, 999, "/usr/bin/perl", t0, &got, &why),
+			 MOUNTNS_DROPPED);
+	ck_assert_int_eq(why, MOUNTNS_DROP_NO_MOUNT);
+	ck_assert_int_eq(mountids_event_path(ids, 103, 999, "/usr/bin/perl", t0 + 1, &got, &why),
+			 MOUNTNS_DROPPED);
+	ck_assert_int_eq(why, MOUNTNS_DROP_NO_MOUNT);
+	ck_assert_ptr_null(got);
+	mountids_forget_own(ids);
+	ck_assert_int_eq(mountids_event_path(ids, 103, 999, "/usr/bin/perl", t0 + 2, &got, &why),
+			 MOUNTNS_TRANSLATED);
+	ck_assert_str_eq(got, "/usr/bin/perl");
+	proc_set_root(NULL);
+	tu_rm_rf(dir);
+}
+END_TEST
+
 /* Without a table of its own (a kernel or /proc it cannot read) nothing can be told. */
 START_TEST(test_event_path_no_table)
 {
@@ -491,6 +534,7 @@ mountns_suite(void)
 	tcase_add_test(tc, test_translate_on_mount);
 	tcase_add_loop_test(tc, test_event_path, 0, G_N_ELEMENTS(event_cases));
 	tcase_add_test(tc, test_event_path_reread);
+	tcase_add_test(tc, test_event_path_absent);
 	tcase_add_test(tc, test_event_path_no_table);
 	suite_add_tcase(s, tc);
 	return s;
