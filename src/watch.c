@@ -866,7 +866,7 @@ learn_file(const WatchFile *file, GArray *ranges)
 	 * with that identity, and the reader reads nothing else under the
 	 * name.
 	 */
-	if (map_file_id_is_known(&file->id) &&
+	if (file->id.ino != 0 &&
 	    ((guint64)st.st_dev != file->id.dev || (guint64)st.st_ino != file->id.ino)) {
 		g_debug("%s: another file than the one opened at start-up, not learned", path);
 		(void)close(fd);
@@ -1074,8 +1074,8 @@ add_dev_once(GArray *devs, dev_t dev)
 
 /* What an event's descriptor tells of its file. */
 typedef struct EventFile {
-	MapFileId id;         /* st_dev, st_ino, st_size, st_mtim */
-	guint64 size;         /* st_size */
+	MapFileId id;         /* st_dev, st_ino, st_size, st_mtim (the inode and
+			       * time left 0 if the kernel did not tell them) */
 	guint mnt_id;         /* the id of the mount it was opened through */
 	gboolean has_mnt_id;  /* the kernel told it (STATX_MNT_ID: Linux 5.8) */
 } EventFile;
@@ -1106,12 +1106,14 @@ event_file(Watch *watch, int fd, EventFile *file)
 	}
 	if (!S_ISREG(stx.stx_mode))
 		return FALSE;
-	file->size = stx.stx_size;
 	/* What fstat would say, for nothing: the identity the read set is learned with. */
-	file->id.dev = (guint64)makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	file->id.ino = stx.stx_ino;
 	file->id.size = stx.stx_size;
-	file->id.mtime = stx.stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) + stx.stx_mtime.tv_nsec;
+	if ((stx.stx_mask & (STATX_INO | STATX_MTIME)) == (STATX_INO | STATX_MTIME)) {
+		file->id.dev = (guint64)makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		file->id.ino = stx.stx_ino;
+		file->id.mtime = stx.stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) +
+				 stx.stx_mtime.tv_nsec;
+	}
 #ifdef STATX_MNT_ID
 	if (stx.stx_mask & STATX_MNT_ID) {
 		file->mnt_id = (guint)stx.stx_mnt_id;
@@ -1194,7 +1196,7 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 	if (!raw || !(path = proc_sanitize_exe(raw)))
 		return;
 	kind = examine_image(fd, &asks_interp);
-	result = watch_tracker_exec(watch->tracker, pid, path, file.size, kind, asks_interp, now);
+	result = watch_tracker_exec(watch->tracker, pid, path, file.id.size, kind, asks_interp, now);
 	if (result == WATCH_EXEC_WINDOW)
 		watch->stats.windows++;
 	if (result == WATCH_EXEC_WINDOW || result == WATCH_EXEC_COUNTED) {

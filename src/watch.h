@@ -83,7 +83,7 @@ typedef struct WatchFile {
 	char *path;           /* owned */
 	guint64 size;         /* st_size when it was opened */
 	MapFileId id;         /* its identity when it was opened (the event's
-			       * descriptor); all 0 for the files of an exec */
+			       * descriptor); inode 0: unknown (the files of an exec) */
 } WatchFile;
 
 /* A finished window: what one start of an executable opened. */
