@@ -9,7 +9,10 @@
 #  2. a program that lives a fraction of a second, run every 0.5 s, is
 #     admitted from its start-up reads, counted, and saved with its files;
 #  3. without CAP_SYS_ADMIN the daemon says once that it works as a maps
-#     scanner, and does.
+#     scanner, and does;
+#  4. the daemon in a copy of its mount namespace (as a systemd unit with
+#     ProtectSystem= runs it) learns a program's start-up reads: the
+#     program's files lie on the original mounts.
 #
 # Exit status: 0 pass, 1 fail, 77 skipped (not root, or no fanotify).
 
@@ -217,5 +220,38 @@ daemon_pid=
 	fail "the daemon without CAP_SYS_ADMIN did not say once that it works as a maps scanner"
 echo "ok 4 - without CAP_SYS_ADMIN the daemon works as a maps scanner and says so once"
 
-echo "watch: 4 passed, 0 failed"
+# ---- 4. the daemon in a copy of the mount namespace, as its unit runs it ----
+# ProtectSystem= and the like give a service a namespace of its own, a copy
+# whose mounts have ids of their own: the programs it watches open their
+# files through the original mounts, which must be found and used.
+if ! unshare -m true 2>/dev/null; then
+	echo "SKIP: 5 - cannot make a mount namespace here"
+	echo "watch: 4 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+cp "$pagecache" "$work/bin/quick2"
+head -c 1000000 /dev/urandom > "$work/data/q3.bin"
+head -c 1000000 /dev/urandom > "$work/data/q4.bin"
+rm -f "$work/state"
+: > "$work/log"
+unshare -m "$preload" -f -c "$work/preload.conf" -s "$work/state" -l "$work/log" -V 5 &
+daemon_pid=$!
+wait_for "$work/log" "fanotify on" 10 || fail "the daemon in its own namespace does not watch"
+i=0
+while [ "$i" -lt 20 ]; do
+	"$work/bin/quick2" read 0.1 "$work/data/q3.bin" "$work/data/q4.bin" || fail "quick2 failed"
+	sleep 0.4
+	i=$((i + 1))
+done
+state_has 20 "EXE	.*file://$work/bin/quick2\$" "file://$work/data/q3.bin" "file://$work/data/q4.bin" ||
+	fail "the daemon in a copy of the namespace did not learn quick2 and its reads"
+kill -USR1 "$daemon_pid"
+wait_for "$work/log" "fanotify events of files on other namespaces' mounts: [1-9]" 5 ||
+	fail "the dump does not count the events used through the copy's mounts"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || fail "daemon in its own namespace exited with status $? on SIGTERM"
+daemon_pid=
+echo "ok 5 - in a copy of the mount namespace the daemon learns a program's start-up reads"
+
+echo "watch: 5 passed, 0 failed"
 exit 0
