@@ -263,7 +263,39 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFlags fl
 		 */
 		if ((flags & PROPHET_LIFT) && s != MARKOV_NEITHER)
 			p = MAX(p, lift_bid(markov, s, y, cycle));
+		if (flags & PROPHET_ORDER)
+			p *= PROPHET_CHAIN_DAMP;
 		bid_for(model, exe, p, base);
+	}
+}
+
+/* Whether the last start was quiet_for seconds ago or more (model_quiet()). */
+static gboolean
+quiet_since_last_start(const Model *model)
+{
+	double quiet = model_quiet(model);
+
+	return quiet > 0 && (double)(model->time - model->last_start_time) >= quiet;
+}
+
+gboolean
+prophet_order_speaks(const Model *model)
+{
+	g_return_val_if_fail(model != NULL, FALSE);
+
+	return model->last_start && !quiet_since_last_start(model) && model->n_soon_gaps > 0 &&
+	       model->last_start->succ->len > 0;
+}
+
+/* The bids of exe's stopped successors: p_next * count / (chances + 1) each. */
+static void
+bid_successors_of(Model *model, const Exe *exe, double p_next)
+{
+	for (guint i = 0; i < exe->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(exe->succ, ExeSucc, i);
+
+		if (!exe_is_running(model, s->next))
+			bid_for(model, s->next, p_next * s->count / (s->chances + 1), FALSE);
 	}
 }
 
@@ -271,15 +303,14 @@ void
 prophet_bid_successors(Model *model, gint64 cycle)
 {
 	const Exe *x;
-	double quiet, p_next;
+	double p_next;
 
 	g_return_if_fail(model != NULL);
 
 	x = model->last_start;
 	if (!x)
 		return;
-	quiet = model_quiet(model);
-	if (quiet > 0 && (double)(model->time - model->last_start_time) >= quiet) {
+	if (quiet_since_last_start(model)) {
 		/* Quiet for long: what starts next opens a session. */
 		if (!(model->n_quiet_gaps > 0))
 			return;
@@ -295,11 +326,13 @@ prophet_bid_successors(Model *model, gint64 cycle)
 	if (!(model->n_soon_gaps > 0))
 		return;
 	p_next = p_leave(cycle, MAX(model->soon_gaps / model->n_soon_gaps, 1.0));
-	for (guint i = 0; i < x->succ->len; i++) {
-		const ExeSucc *s = &g_array_index(x->succ, ExeSucc, i);
+	bid_successors_of(model, x, p_next);
+	/* The other running programs, at a lower weight (PROPHET_RUNNING_SUCC). */
+	for (guint r = 0; r < model->running->len; r++) {
+		const Exe *z = g_ptr_array_index(model->running, r);
 
-		if (!exe_is_running(model, s->next))
-			bid_for(model, s->next, p_next * s->count / (s->chances + 1), FALSE);
+		if (z != x)
+			bid_successors_of(model, z, PROPHET_RUNNING_SUCC * p_next);
 	}
 }
 
@@ -394,6 +427,8 @@ prophet_score(Model *model, const Conf *conf)
 		flags |= PROPHET_LIFT;
 	if (conf->successor)
 		flags |= PROPHET_SUCCESSOR;
+	if ((flags & PROPHET_SUCCESSOR) && prophet_order_speaks(model))
+		flags |= PROPHET_ORDER;
 
 	/*
 	 * Only what the last scoring touched can hold a score: reset that and

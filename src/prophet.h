@@ -90,7 +90,38 @@ typedef enum {
 	PROPHET_BASEMAX = 1 << 1,      /* basemax */
 	PROPHET_LIFT = 1 << 2,         /* lift */
 	PROPHET_SUCCESSOR = 1 << 3,    /* successor */
+	PROPHET_ORDER = 1 << 4,        /* the order of starts speaks: chains bid damped */
 } ProphetBidFlags;
+
+/*
+ * While the order of starts speaks (prophet_order_speaks()), every chain
+ * bid is multiplied by this. The chains hold the same evidence as the
+ * order at a coarser grain: each running program lifts the programs that
+ * ever started while it ran, however long ago it started, and those many
+ * lifts, combined, outbid the few likely successors of the last start.
+ * Without the chains (0) the base rates of the programs that have no
+ * successor bid are lost too, and that cost more than it gained: 0.3 was
+ * the best of 0, 0.1, 0.3 and 0.5 on the replayed scenarios, and raised
+ * all four (doc/benchmarks.md, "Shares of the bound").
+ */
+#define PROPHET_CHAIN_DAMP 0.3
+
+/*
+ * The weight of the successors of the other running programs beside
+ * those of the last start. The last start is not always what the user
+ * works in: a switch to an open window shows in no scan, and what starts
+ * next follows that window; a build's tools start between the user's
+ * programs and stand in for the last start meanwhile.
+ */
+#define PROPHET_RUNNING_SUCC 0.3
+
+/*
+ * Whether the order of starts speaks now: a program started within
+ * model_quiet() (no quiet spell since), gaps of that kind were seen, and
+ * the last start has successors. Then prophet_score() passes
+ * PROPHET_ORDER (with successor = true).
+ */
+gboolean prophet_order_speaks(const Model *model);
 
 /*
  * The bids of the order of starts (successor = true; model.h, Exe.succ),
@@ -100,7 +131,9 @@ typedef enum {
  * with count the starts of y that followed x, chances the successions
  * of x during which y was stopped (a running program cannot start) and
  * g the mean gap between starts that came within model_quiet(): the
- * chance that the next start comes within 1.5 cycles and is y. After
+ * chance that the next start comes within 1.5 cycles and is y. Every
+ * other running program z bids as well for its own successors, the same
+ * bid times PROPHET_RUNNING_SUCC (each a bid of its own). After
  * that quiet spell, each exe that opened sessions bids
  *   p = (1 - exp(-1.5 * cycle / g')) * quiet_starts / (all quiet starts + 1)
  * with g' the mean time quiet spells lasted beyond model_quiet(). No
@@ -111,7 +144,8 @@ void prophet_bid_successors(Model *model, gint64 cycle);
 
 /*
  * Adds the bids of one chain to its stopped exes' lnprob (and lists those
- * exes in model->scored_exes). With PROPHET_BASEMAX, a bid from state
+ * exes in model->scored_exes). With PROPHET_ORDER, each bid is multiplied
+ * by PROPHET_CHAIN_DAMP (after the lift). With PROPHET_BASEMAX, a bid from state
  * "neither" only raises the exe's largest such bid of this scoring
  * (Exe.base_bid) and its lnprob by the difference. With PROPHET_LIFT, a
  * bid from a state where the other exe runs is at least its lift (see
@@ -120,7 +154,8 @@ void prophet_bid_successors(Model *model, gint64 cycle);
 void prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFlags flags);
 
 /*
- * Recomputes the scores: every chain bids, then the maps of the running
+ * Recomputes the scores: every chain bids (damped while the order of
+ * starts speaks, with successor), then the successors, then the maps of the running
  * exes and of the exes that got a bid are scored and listed in
  * model->candidates. Every exe and map not listed (in model->scored_exes
  * or model->candidates) has lnprob 0: the work follows the chains and the

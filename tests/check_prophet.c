@@ -110,6 +110,55 @@ START_TEST(test_bid_plain)
 }
 END_TEST
 
+START_TEST(test_bid_order_damped)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a, *b;
+	Markov *m = bid_chain(model, &a, &b);
+
+	/*
+	 * While the order of starts speaks, test_bid_plain's bids times
+	 * PROPHET_CHAIN_DAMP = 0.3:
+	 * a: 0.3 * 0.6321205588285577 * 3/4.01 = 0.14187244462486334
+	 *    ln(1 - 0.14187244462486334) = -0.15300252460547253
+	 * b: 0.3 * 0.6321205588285577 * 2/4.01 = 0.09458162974990889
+	 *    ln(1 - 0.09458162974990889) = -0.0993581545350274
+	 */
+	prophet_bid(model, m, 20, PROPHET_ORDER);
+	ck_assert_double_eq_tol(a->lnprob, -0.15300252460547253, TOL);
+	ck_assert_double_eq_tol(b->lnprob, -0.0993581545350274, TOL);
+}
+END_TEST
+
+START_TEST(test_order_speaks)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+
+	/* No start yet. */
+	ck_assert(!prophet_order_speaks(model));
+	/* a started at 100, 10 s ago; mean gap 60 s, quiet after 120 s. */
+	model->last_start = a;
+	model->last_start_time = 100;
+	model->time = 110;
+	model->start_gaps = model->soon_gaps = 600;
+	model->n_start_gaps = model->n_soon_gaps = 10;
+	/* a has no successors: nothing to speak of. */
+	ck_assert(!prophet_order_speaks(model));
+	g_array_append_val(a->succ, ((ExeSucc){ b, 1, 2 }));
+	ck_assert(prophet_order_speaks(model));
+	/* 120 s after a: quiet, the next start opens a session. */
+	model->time = 220;
+	ck_assert(!prophet_order_speaks(model));
+	model->time = 219;
+	ck_assert(prophet_order_speaks(model));
+	/* No gap shorter than the quiet spell seen. */
+	model->n_soon_gaps = 0;
+	ck_assert(!prophet_order_speaks(model));
+}
+END_TEST
+
 START_TEST(test_bid_correlation)
 {
 	g_autoptr(Model) model = model_new();
@@ -440,6 +489,7 @@ START_TEST(test_bid_successors)
 	Exe *a = add_exe(model, "/usr/bin/a");
 	Exe *b = add_exe(model, "/usr/bin/b");
 	Exe *c = add_exe(model, "/usr/bin/c");
+	Exe *d = add_exe(model, "/usr/bin/d");
 
 	/*
 	 * a started last, at 100; b followed it 3 times in 5 chances, c once
@@ -462,6 +512,22 @@ START_TEST(test_bid_successors)
 	ck_assert_double_eq_tol(b->lnprob, log1p(-0.1967346701436833), TOL);
 	ck_assert_double_eq(c->lnprob, 0);
 	ck_assert_double_eq(a->lnprob, 0);
+
+	/*
+	 * d runs too; b followed it once in 1 chance, a (running) once: d
+	 * bids for b at PROPHET_RUNNING_SUCC = 0.3 of the same form,
+	 *   0.3 * 0.3934693402873666 * 1 / (1 + 1) = 0.059020401043104985
+	 * a bid of its own: ln(1 - 0.1967346701436833) + ln(1 - 0.059020401043104985)
+	 *   = -0.2799040161849459
+	 */
+	g_array_append_val(d->succ, ((ExeSucc){ b, 1, 1 }));
+	g_array_append_val(d->succ, ((ExeSucc){ a, 1, 1 }));
+	set_running(model, d);
+	model->score_stamp++;
+	prophet_bid_successors(model, 20);
+	ck_assert_double_eq_tol(b->lnprob, -0.2799040161849459, TOL);
+	ck_assert_double_eq(a->lnprob, 0);
+	ck_assert_double_eq(d->lnprob, 0);
 
 	/*
 	 * Ten gaps of 100 s on average: quiet after 200 s. At 350 a session
@@ -1186,6 +1252,8 @@ prophet_suite(void)
 	tcase_add_test(tc, test_bid_lift);
 	tcase_add_test(tc, test_note_starts);
 	tcase_add_test(tc, test_bid_successors);
+	tcase_add_test(tc, test_bid_order_damped);
+	tcase_add_test(tc, test_order_speaks);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("score");
