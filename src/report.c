@@ -1046,9 +1046,48 @@ explain_unknown(ReportExplain *ex, const ReportSources *src, const char *program
 }
 
 /*
+ * The largest bid exe gets as a successor of another running program
+ * than the last start (prophet_bid_successors(), PROPHET_RUNNING_SUCC),
+ * in one line; none if it follows none of them.
+ */
+static void
+explain_running_successor(ReportExplain *ex, const Model *model, const Exe *exe)
+{
+	const Exe *best = NULL;
+	const ExeSucc *best_succ = NULL;
+	g_autofree char *name = NULL;
+	g_autofree char *text = NULL;
+
+	for (guint r = 0; r < model->running->len; r++) {
+		const Exe *z = g_ptr_array_index(model->running, r);
+
+		if (z == model->last_start)
+			continue;
+		for (guint i = 0; i < z->succ->len; i++) {
+			const ExeSucc *s = &g_array_index(z->succ, ExeSucc, i);
+
+			if (s->next == exe &&
+			    (!best_succ || s->count / (s->chances + 1) >
+					   best_succ->count / (best_succ->chances + 1))) {
+				best = z;
+				best_succ = s;
+			}
+		}
+	}
+	if (!best)
+		return;
+	name = g_path_get_basename(best->path);
+	text = report_path_text(name);
+	add_finding(ex, REPORT_REASON_SUCCESSOR,
+		    "may follow %s, which runs: next after it in %.4g of its %.4g chances",
+		    text, (double)best_succ->count, (double)best_succ->chances);
+}
+
+/*
  * The successor bid of exe, as prophet_bid_successors() makes it, in one
  * line: after a quiet spell the programs that open sessions bid, else
- * the programs that followed the last start. Counts are aged, so shown
+ * the programs that followed the last start, or else those that followed
+ * another running program. Counts are aged, so shown
  * with up to 4 digits ("5", "4.871").
  */
 static void
@@ -1081,6 +1120,7 @@ explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
 			    text, (double)s->count, (double)s->chances);
 		return;
 	}
+	explain_running_successor(ex, model, exe);
 }
 
 ReportExplain *

@@ -534,6 +534,40 @@ START_TEST(test_explain_successor)
 }
 END_TEST
 
+START_TEST(test_explain_running_successor)
+{
+	Model *model = fx.model;
+	Exe *evince = add_exe(model, "/usr/bin/evince", 0.0);
+	Exe *beta = model_lookup_exe(model, "/usr/bin/beta");
+	Exe *gamma = model_lookup_exe(model, "/usr/bin/gamma");
+	g_autoptr(ReportExplain) ex = NULL;
+	g_autoptr(ReportExplain) none = NULL;
+
+	/*
+	 * evince started last and beta never followed it; gamma runs, and
+	 * beta followed it 2 times in 4 chances: the weaker of its two
+	 * entries is not the one shown.
+	 */
+	g_array_append_val(evince->succ, ((ExeSucc){ gamma, 1, 1 }));
+	g_array_append_val(gamma->succ, ((ExeSucc){ beta, 2, 4 }));
+	model->last_start = evince;
+	model->last_start_time = 95;
+	model->start_gaps = 120;
+	model->n_start_gaps = 12;
+	ex = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(ex->findings->len, 2);
+	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_SUCCESSOR);
+	ck_assert_str_eq(finding_text(ex, 1),
+			 "may follow gamma, which runs: next after it in 2 of its 4 chances");
+
+	/* The last start's own successors are not shown twice. */
+	model->last_start = gamma;
+	none = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(none->findings->len, 2);
+	ck_assert_str_eq(finding_text(none, 1), "next after gamma in 2 of its 4 chances");
+}
+END_TEST
+
 START_TEST(test_reason_names)
 {
 	for (int r = 0; r < REPORT_N_REASONS; r++)
@@ -573,6 +607,7 @@ report_suite(void)
 	tcase_add_test(tc, test_explain_prefetched);
 	tcase_add_test(tc, test_explain_below_line);
 	tcase_add_test(tc, test_explain_successor);
+	tcase_add_test(tc, test_explain_running_successor);
 	tcase_add_test(tc, test_explain_paused_stale);
 	tcase_add_test(tc, test_explain_running_no_bid);
 	tcase_add_test(tc, test_explain_not_learned);
