@@ -269,7 +269,7 @@ prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFlags fl
 	}
 }
 
-/* Whether the last start was quiet_for seconds ago or more (model_quiet()). */
+/* Whether the last start was model_quiet() seconds ago or more (and that is known). */
 static gboolean
 quiet_since_last_start(const Model *model)
 {
