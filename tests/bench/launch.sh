@@ -55,6 +55,10 @@
 # line per launch), daemons.tsv (costs), summary.tsv and summary.json to
 # the results directory and prints a table: the gap closed is computed
 # from the medians of the three times, and in brackets from their sums.
+# A second table gives, per daemon, what the disk read during the
+# prefetched launches (means: MB, requests, the program's own MB for the
+# synthetic set, the daemon's MB): a daemon that makes a launch slower
+# shows there as bytes or requests beyond the none row's.
 #
 # This drops the page cache of the whole machine at every launch.
 set -u
@@ -514,7 +518,7 @@ wait_quiet() {
 #               as in the training)
 #   warm        B launched again while the first one runs
 measure() { # DAEMON
-	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms
+	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms l0 l1 n0 n1 d0 d1 own
 	for ((i = 0; i < launches; i++)); do
 		a=${measure_a[i]} b=${measure_b[i]} out="$work/out.$d.$i"
 		start_keep "$a" 3600 "$out.a"
@@ -555,24 +559,33 @@ measure() { # DAEMON
 		fi
 		res=$(residency "$b")
 		window=$((($(disk_sectors) - s0) * 512))
+		# What the disk read during the prefetched launch, in bytes and
+		# requests, and whose reads they were: the program's own (a
+		# synthetic one, alive until it is stopped) and the daemon's.
+		l0=$(disk_sectors) n0=$(disk_ios) d0=$(daemon_rd)
+		own=-
 		if [ "$set" = synthetic ]; then
 			start_keep "$b" "$((cycle + 1))" "$out.b" "$prio"
 			bpid=$bg
 			wait_loaded "$out.b" "$bpid"
 			pre=$us
+			own=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$bpid/io" 2> /dev/null)
+			l1=$(disk_sectors) n1=$(disk_ios) d1=$(daemon_rd)
 			launch_once "$b" "$bindir"
 			warm=$us
 		else
 			time_run "$b"
 			pre=$us
+			l1=$(disk_sectors) n1=$(disk_ios) d1=$(daemon_rd)
 			time_run "$b"
 			warm=$us
 			start_keep "$b" "$((cycle + 1))" /dev/null
 			bpid=$bg
 		fi
-		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
+		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
 			"${name[b]}" "$res" "$pre" "$cold" "$warm" "$f" \
-			"$(echo "$cres" | cut -f1,3)" "$window" "$quiet_ms" >> "$work/launches.tsv"
+			"$(echo "$cres" | cut -f1,3)" "$window" "$quiet_ms" "$(((l1 - l0) * 512))" \
+			"$((n1 - n0))" "${own:--}" "$((d1 - d0))" >> "$work/launches.tsv"
 		log "$d launch $i: ${name[a]} -> ${name[b]}: cold $cold, prefetched $pre, warm $warm us; resident $(echo "$res" | awk '{ printf "mmap %.0f %%, read %.0f %%", $2 ? 100 * $1 / $2 : 0, $4 ? 100 * $3 / $4 : 0 }')"
 		# B runs beside A for a cycle, as in the training; then both stop
 		# and the daemon sees them stopped before the next launch.
@@ -595,6 +608,19 @@ disk_sectors() {
 	else
 		awk -v d="$disk" '$3 == d { print $6 }' /proc/diskstats
 	fi
+}
+
+# Read requests the disk served (the throttle's count).
+disk_ios() {
+	local f=$throttle/blkio.throttle.io_serviced
+	[ -n "$cg" ] && f=$cg/blkio.throttle.io_serviced
+	awk -v d="$majmin" '$1 == d && $2 == "Read" { n = $3 } END { print n + 0 }' "$f"
+}
+
+# Bytes the running daemon (and the children it reaped) had the disk read.
+daemon_rd() {
+	[ -n "${dpid:-}" ] || { echo 0; return; }
+	awk '$1 == "read_bytes:" { print $2 }' "/proc/$dpid/io" 2> /dev/null || echo 0
 }
 
 run_daemon() { # NAME
@@ -786,5 +812,25 @@ for d in "${daemon_list[@]}"; do
 	run_daemon "$d"
 done
 summarise
-print_table | tee "$work/table.txt"
+# The disk during the prefetched launches, means per launch: what it read
+# (MB, requests) and, of that, the program's own reads (synthetic set) and
+# the daemon's.
+print_launch_io() {
+	awk -F'\t' '
+		NR == FNR { order[++n] = $0; next }
+		{ k = $2; c[k]++; mb[k] += $18; io[k] += $19; dr[k] += $21
+		  if ($20 != "-") { own[k] += $20; no[k]++ } }
+		END {
+			printf "%-6s %9s %9s %9s %9s   (prefetched launch: disk and whose reads, means)\n",
+				"daemon", "disk MB", "requests", "own MB", "daemon MB"
+			for (i = 1; i <= n; i++) {
+				k = order[i]
+				if (!c[k]) continue
+				printf "%-6s %9.1f %9.0f %9s %9.1f\n", k, mb[k] / c[k] / 1048576, io[k] / c[k],
+					no[k] ? sprintf("%.1f", own[k] / no[k] / 1048576) : "-", dr[k] / c[k] / 1048576
+			}
+		}' <(printf '%s\n' "${daemon_list[@]}") "$work/launches.tsv"
+}
+
+{ print_table; print_launch_io; } | tee "$work/table.txt"
 echo "results: $work"
