@@ -306,6 +306,7 @@ CONF_INT(system, launchfetchkb, 131072, 0, G_GINT64_CONSTANT(1) << 32, "KB",
 	"reads) is not in the page cache, that set is read at once, up to "
 	"this much of it (most used maps first), in on-disk order and large "
 	"requests beside the program's own reads; execpause does not hold "
-	"these reads, and prefetching for predictions waits for them. At most "
+	"these reads, and prefetching for predictions waits for them and for "
+	"the program's start-up window (startupwindow). At most "
 	"once per program per cycle, and at most 4 such reads at once, then "
 	"one per second. 0 turns it off.")

@@ -150,6 +150,14 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 	}
 	launch->stats.fetches++;
 	launch->stats.fetch_bytes += bytes;
+	/*
+	 * A program loading its set from disk competes with the prediction's
+	 * batch for a disk that serves all I/O alike: after a cache drop that
+	 * batch re-reads the whole prediction. It waits for the start-up
+	 * window, not only execpause, which ends before a cold start does.
+	 */
+	if (h->hold)
+		h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);
 }
 
 /* A measurement of exe's set: counted, and the fetch it calls for. */

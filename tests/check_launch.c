@@ -311,6 +311,13 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(h.fetched->len, 1);
 	ck_assert_str_eq(g_ptr_array_index(h.fetched, 0), "/usr/bin/cc");
 	ck_assert_uint_eq(h.fetched_bytes, 4096);
+	/*
+	 * The first start: execpause's hold (1 s), then the start-up window's
+	 * (5 s) for its batch; each later start holds for execpause only.
+	 */
+	ck_assert_uint_eq(h.holds->len, 1001);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 2000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 6000000);
 
 	h.resident = 95;
 	h.now = 21000000;
