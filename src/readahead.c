@@ -326,6 +326,23 @@ readahead_hold(Readahead *ra, gint64 until)
 	g_mutex_unlock(&ra->hold_lock);
 }
 
+/* Whether a hold, or an urgent batch running, keeps this batch's reads back now. */
+static gboolean
+held_now(const Batch *batch)
+{
+	Readahead *ra = batch->ra;
+	gint64 until;
+
+	if (batch->urgent)
+		return FALSE;
+	if (g_atomic_int_get(&ra->urgent_running) > 0)
+		return TRUE;
+	g_mutex_lock(&ra->hold_lock);
+	until = ra->hold_until;
+	g_mutex_unlock(&ra->hold_lock);
+	return g_get_monotonic_time() < until;
+}
+
 /*
  * Sleeps through a hold, and while an urgent batch runs, in short naps
  * so that a stop is seen soon. An urgent batch is never held: it reads
@@ -598,6 +615,16 @@ read_range(Batch *batch, int fd, guint64 offset, guint64 length, guint64 chunk,
 		if (batch_stopped(batch))
 			return ECANCELED;
 		inflight_take(batch, MAX(n, INFLIGHT_MIN_CHARGE));
+		/*
+		 * Every worker but a few waits here for its turn, having passed
+		 * hold_wait() before a program started: without a second look
+		 * each would still issue its chunk, tens of MB in all, while
+		 * the program loads.
+		 */
+		if (held_now(batch)) {
+			inflight_give(batch, MAX(n, INFLIGHT_MIN_CHARGE));
+			continue;
+		}
 		if (!*use_fadvise) {
 			stats->syscalls++;
 			if (readahead(fd, (off_t)pos, (size_t)n) != 0)
