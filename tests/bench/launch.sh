@@ -7,7 +7,7 @@
 #
 #   launch.sh [-n LAUNCHES] [-c CYCLE] [-d DAEMONS] [-s SET] [-t STEPS]
 #             [-b PERCENT] [-D IOPS:MBPS|none] [-S SEED] [-a APPS] [-l LIST]
-#             [-v LEVEL] [-u] [-o DIR]
+#             [-v LEVEL] [-u] [-T] [-o DIR]
 #
 #   -n  measured launches per daemon (16)
 #   -c  the daemons' cycle in seconds (2)
@@ -22,7 +22,10 @@
 #       (none,0.6.4,this)
 #   -s  synthetic: copies of bench-app (/usr/local/sbin/preload-bench/appK)
 #       that map and read generated files under /usr/local/lib/preload-bench
-#       (the default); real: the programs of LIST, timed by wall time
+#       (the default); real: the programs of LIST, timed by wall time;
+#       ns: python3 in an overlayfs container entered with chroot and perl
+#       in a squashfs image made its namespace's root (pivot_root), each
+#       tree holding copies of the host's files, timed by wall time
 #   -t  training steps, one program started per step (48)
 #   -b  the memory budget, percent of MemTotal, the same for both daemons
 #       (1; preload.conf memtotal = PERCENT, memfree = memcached = 0)
@@ -41,6 +44,10 @@
 #       daemons no prefetch window: the page cache is dropped and it is
 #       launched at once, so a daemon can only help from the moment it
 #       sees it start (ideal still reads its files whole first)
+#   -T  with -s ns: only build the trees and mounts (under DIR, so
+#       beside a benchmark that runs), check that each program runs in
+#       its own and exit: no daemon, no throttling, no page cache dropped
+#       (a smoke test of the set)
 #   -o  results directory (a new /var/tmp/preload-launch.XXXXXX)
 #
 # Every daemon starts from an empty state with the same configuration,
@@ -82,16 +89,16 @@ bindir=/usr/local/sbin/preload-bench
 coldbin=/usr/local/sbin/preload-bench-cold
 
 launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
-budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100 verbosity=4 unpredicted=0
+budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100 verbosity=4 unpredicted=0 treesonly=0
 base="${base_builddir:-}/src/preload"
 
 usage() { sed -n '/^#   launch.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts "n:c:d:s:t:b:D:S:a:l:v:o:uh" opt; do
+while getopts "n:c:d:s:t:b:D:S:a:l:v:o:uTh" opt; do
 	case $opt in
 	n) launches=$OPTARG ;; c) cycle=$OPTARG ;; d) daemons=$OPTARG ;;
 	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;; D) slow=$OPTARG ;;
 	S) seed=$OPTARG ;; a) napps=$OPTARG ;; l) list=$OPTARG ;; o) out=$OPTARG ;;
-	v) verbosity=$OPTARG ;; u) unpredicted=1 ;;
+	v) verbosity=$OPTARG ;; u) unpredicted=1 ;; T) treesonly=1 slow=none ;;
 	h) usage 0 ;; *) usage ;;
 	esac
 done
@@ -100,7 +107,7 @@ for v in "$launches" "$cycle" "$steps" "$budget" "$seed" "$napps" "$verbosity"; 
 done
 [ "$cycle" -ge 2 ] || { echo "launch.sh: the cycle is at least 2 s" >&2; exit 2; }
 [ "$budget" -ge 1 ] && [ "$budget" -le 100 ] || { echo "launch.sh: -b is 1..100" >&2; exit 2; }
-case $set in synthetic | real) ;; *) echo "launch.sh: -s synthetic|real" >&2; exit 2 ;; esac
+case $set in synthetic | real | ns) ;; *) echo "launch.sh: -s synthetic|real|ns" >&2; exit 2 ;; esac
 if [ "$slow" != none ]; then
 	[[ $slow =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "launch.sh: -D IOPS:MBPS or none" >&2; exit 2; }
 	iops=${slow%:*} mbps=${slow#*:}
@@ -120,14 +127,26 @@ done
 case ,$daemons, in *,this,*) [ -x "$ours" ] || { echo "launch.sh: build first: $ours missing"; exit 1; } ;; esac
 case ,$daemons, in *,base,*) [ -n "${base_builddir:-}" ] && [ -x "$base" ] ||
 	{ echo "launch.sh: base needs base_builddir=BUILD with src/preload built"; exit 1; } ;; esac
+if [ "$treesonly" = 1 ]; then
+	[ "$set" = ns ] || { echo "launch.sh: -T is for -s ns" >&2; exit 2; }
+	daemons=none
+fi
 case ,$daemons, in *,0.6.4,*) [ -x "$theirs" ] ||
 	{ echo "launch.sh: needs Debian's preload 0.6.4: apt-get install -y preload"; exit 77; } ;; esac
 if [ "$set" = real ]; then
 	command -v strace > /dev/null || { echo "launch.sh: -s real needs strace"; exit 77; }
 	[ -r "$list" ] || { echo "launch.sh: no program list $list"; exit 1; }
 fi
+if [ "$set" = ns ]; then
+	for c in strace mksquashfs unshare chroot pivot_root losetup; do
+		command -v "$c" > /dev/null || { echo "launch.sh: -s ns needs $c"; exit 77; }
+	done
+	for c in /usr/bin/python3 /usr/bin/perl; do
+		[ -x "$c" ] || { echo "launch.sh: -s ns needs $c"; exit 77; }
+	done
+fi
 for dir in "$root" "$bindir" "$coldbin"; do
-	if [ -e "$dir" ]; then
+	if [ "$treesonly" = 0 ] && [ -e "$dir" ]; then
 		echo "launch.sh: $dir exists (another run, or left over): remove it first" >&2
 		exit 1
 	fi
@@ -138,16 +157,22 @@ if [ -n "$out" ]; then
 else
 	work=$(mktemp -d /var/tmp/preload-launch.XXXXXX) || exit 1
 fi
+[ "$treesonly" = 1 ] && root=$work/root
 
 # Everything started here, so that it all stops here, and only that.
-started=() loopdev= majmin= cg=
+started=() loopdev= majmin= cg= nsmounts=() nsloop=
 cleanup() {
-	local p
+	local p m
 	for p in "${started[@]}"; do
 		kill -CONT -- "-$p" 2> /dev/null
 		kill -TERM -- "-$p" 2> /dev/null || kill -TERM "$p" 2> /dev/null
 	done
 	wait 2> /dev/null
+	# The namespace set's overlay and squashfs, before their trees go.
+	for m in "${nsmounts[@]}"; do
+		umount "$m" 2> /dev/null || umount -l "$m"
+	done
+	[ -n "$nsloop" ] && losetup -d "$nsloop"
 	if [ -n "$loopdev" ]; then
 		umount "$root" 2> /dev/null
 		echo "$majmin 0" > "$throttle/blkio.throttle.read_iops_device"
@@ -161,7 +186,8 @@ cleanup() {
 	# Empty now (its processes were stopped above): removing it lifts
 	# its throttling.
 	[ -n "$cg" ] && rmdir "$cg" 2> /dev/null
-	rm -rf "$bindir" "$coldbin"
+	# -T builds nothing there, and a benchmark may be running.
+	[ "$treesonly" = 1 ] || rm -rf "$bindir" "$coldbin"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -172,7 +198,16 @@ log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 # reseeds RANDOM in a subshell, and the world must follow from the seed.
 rnd() { r=$(($1 + RANDOM % ($2 - $1 + 1))); }
 
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+# The namespace set's launchers (chroot, unshare, sh, pivot_root) are
+# the host's, not the programs': they are read back at once, as a
+# container engine's own files would be cached on a machine that runs
+# containers all day.
+ns_launcher=()
+drop_caches() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	[ "${#ns_launcher[@]}" = 0 ] || cat "${ns_launcher[@]}" > /dev/null
+}
 
 # ---- the slow disk ----------------------------------------------------------
 #
@@ -349,6 +384,152 @@ JAVA
 	done
 }
 
+# ---- the namespace set ------------------------------------------------------
+#
+# Two real programs that run in their own trees, as in containers and
+# snaps: python3 in an overlayfs container (lower: the image, upper: its
+# writable layer) entered with chroot, and perl -MCPAN in a squashfs image
+# loop-mounted here and made the root of a private mount namespace with
+# pivot_root (as snap-confine does with a base snap). Each tree holds
+# copies of the host's files the program uses, so the container's
+# /usr/bin/python3 and its libraries are other files than the host's of
+# the same names: a daemon that read those would not help the launch.
+# Both trees lie on the root disk (the squashfs image through a loop
+# device with direct I/O), so the slow group throttles their reads as it
+# does the real set's. Built as tests/namespaces.sh builds its trees:
+# the files a program opens, and the libraries and interpreter of what it
+# runs, copied under the same names.
+
+# ns_tree DIR CMD...: a tree at DIR that CMD, run here once under strace,
+# could run in: every regular file it opens, stats or executes (and a
+# symbolic link's target), the ELF interpreter and libraries of what it
+# executes, the root's symbolic links (/lib -> usr/lib), /dev/null,
+# /dev/urandom and the mount point pivot_root needs.
+ns_tree() {
+	local dir=$1 t="$work/tree.strace" p l
+	shift
+	mkdir -p "$dir/dev" "$dir/oldroot" "$dir/tmp" "$dir/usr"
+	for l in /bin /sbin /lib /lib32 /lib64; do
+		if [ -L "$l" ]; then
+			mkdir -p "$dir/$(readlink -f "$l")"
+			ln -s "$(readlink "$l")" "$dir$l"
+		fi
+	done
+	mknod -m 666 "$dir/dev/null" c 1 3 && mknod -m 444 "$dir/dev/urandom" c 1 9 || exit 1
+	(cd "$work" && strace -f -qq -o "$t" -e trace=%file "$@" > /dev/null 2>&1)
+	{
+		sed -n 's/^[0-9]* *[a-z0-9_]*(\(AT_FDCWD, \)\{0,1\}"\(\/[^"]*\)".* = [0-9]*$/\2/p' "$t"
+		sed -n 's/.*execve("\([^"]*\)".* = 0$/\1/p' "$t" | xargs -r ldd 2> /dev/null |
+			sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'
+	} | grep -v -E '^/(proc|sys|dev|tmp|run)/' | grep -v -F "$work" | sort -u > "$work/tree.files"
+	# Modification times kept: python uses a module's compiled file only
+	# if it records the source's. (cp -p --parents fails on absolute
+	# names in coreutils 9.1, hence touch.)
+	while IFS= read -r p; do
+		[ -f "$p" ] || continue
+		if [ -L "$p" ]; then
+			cp -P --parents "$p" "$dir" 2> /dev/null
+			p=$(readlink -f "$p")
+		fi
+		cp --parents "$p" "$dir" && touch -r "$p" "$dir$p" || exit 1
+	done < "$work/tree.files"
+}
+
+# ns_trace K ROOT: program K's manifest, from one run chrooted into ROOT
+# (the squashfs image's mount here stands for the namespace's root): what
+# its processes execute and map, and what they only open, as paths here
+# under ROOT. Also the host's files of the same names (K's .host manifest),
+# whose page cache must stay untouched, and K's executables for
+# exeprefix: the paths here and, for a program in a private namespace,
+# the path it sees (which a daemon that does not translate would use).
+# Tracing in a chroot here gives the paths here; the files are those the
+# private namespace sees.
+ns_trace() { # K ROOT
+	local k=$1 rootdir=$2 t="$work/strace.$1" m="$work/${name[$1]}.manifest" p kind size path
+
+	(cd "$work" && strace -f -qq -y -o "$t" -e trace=execve,openat,open,mmap \
+		bash -c "${ns_chroot[k]}" > /dev/null 2>&1)
+	# The first two executions are bash and chroot, here; the others
+	# are the container's, by the names it sees.
+	sed -n 's/.*execve("\([^"]*\)".* = 0$/\1/p' "$t" | tail -n +3 > "$work/execs.$k"
+	{
+		while IFS= read -r p; do
+			echo "M $(readlink -f "$rootdir$p")"
+		done < "$work/execs.$k"
+		sed -n '/ mmap(/s/.*, [0-9]*<\([^>]*\)>, .*/M \1/p' "$t"
+		sed -n '/open/s/.* = [0-9]*<\([^>]*\)>$/O \1/p' "$t"
+	} | awk -v r="$rootdir/" '
+		substr($0, 3, length(r)) != r { next }
+		{ p = substr($0, 3) }
+		$1 == "M" { mapped[p] = 1; next }
+		{ opened[p] = 1 }
+		END {
+			for (p in mapped) print "mmap 0 " p
+			for (p in opened) if (!(p in mapped)) print "read 0 " p
+		}' | while read -r kind size path; do
+		[ -f "$path" ] && echo "$kind $size $path"
+	done | sort -k3 > "$m"
+	manifest[k]=$m
+	# No file of the tree may be the host's file of the same name (a hard
+	# link, a bind mount): reading that would then help the launch.
+	while read -r kind size path; do
+		p=${path#"$rootdir"}
+		[ -f "$p" ] || continue
+		if [ "$p" -ef "$path" ]; then
+			echo "launch.sh: ${name[k]}: $path is the host's $p" >&2
+			exit 1
+		fi
+		echo "$kind $size $p"
+	done < "$m" > "$work/${name[k]}.host" || exit 1
+	host[k]="$work/${name[k]}.host"
+	while IFS= read -r p; do
+		readlink -f "$rootdir$p"
+	done < "$work/execs.$k" >> "$work/exes"
+	# The program itself (not what it runs: perl's pwd) by the name it
+	# sees, as the default exeprefix of either daemon would admit it.
+	[ "${ns_private[k]}" = 1 ] && head -n 1 "$work/execs.$k" | xargs readlink -f >> "$work/exes"
+}
+
+make_ns() {
+	local ov="$root/ov" sq="$root/sq" img="$work/perl.sqfs" k
+	local py='import email, json, http.client, decimal, argparse, asyncio'
+
+	mkdir -p "$root" "$ov/lower" "$ov/upper" "$ov/work" "$ov/merged" "$sq" "$work/sqtree"
+	ns_tree "$ov/lower" /usr/bin/python3 -c "$py"
+	mount -t overlay overlay -o "lowerdir=$ov/lower,upperdir=$ov/upper,workdir=$ov/work" \
+		"$ov/merged" || { echo "launch.sh: cannot mount an overlay" >&2; exit 77; }
+	nsmounts+=("$ov/merged")
+	ns_tree "$work/sqtree" /usr/bin/perl -MCPAN -e 1
+	mksquashfs "$work/sqtree" "$img" -quiet -noappend > /dev/null || exit 1
+	rm -rf "$work/sqtree"
+	nsloop=$(losetup --direct-io=on -r -f --show "$img") || exit 1
+	mount -t squashfs -o ro "$nsloop" "$sq" || { echo "launch.sh: cannot mount squashfs" >&2; exit 77; }
+	nsmounts=("$sq" "${nsmounts[@]}")
+	ns_launcher=(/usr/sbin/chroot /usr/bin/unshare /usr/sbin/pivot_root /bin/sh)
+
+	name[0]=python-overlay ns_private[0]=0
+	run[0]="exec chroot $ov/merged /usr/bin/python3 -c '$py'"
+	keep[0]="exec chroot $ov/merged /usr/bin/python3 -c '$py, time; time.sleep('\$S')'"
+	ns_chroot[0]=${run[0]}
+	name[1]=perl-squashfs ns_private[1]=1
+	run[1]="exec unshare -m sh -c 'cd $sq && pivot_root . oldroot && exec /usr/bin/perl -MCPAN -e 1'"
+	keep[1]="exec unshare -m sh -c 'cd $sq && pivot_root . oldroot && exec /usr/bin/perl -MCPAN -e \"sleep '\$S'\"'"
+	ns_chroot[1]="exec chroot $sq /usr/bin/perl -MCPAN -e 1"
+	napps=2
+	ns_trace 0 "$ov/merged"
+	ns_trace 1 "$sq"
+	for ((k = 0; k < napps; k++)); do
+		awk -v n="${name[k]}" '{ c[$1]++; h += 0 } END { printf "%s: %d files mapped, %d read", n, c["mmap"], c["read"] }' \
+			"${manifest[k]}"
+		echo ", $(wc -l < "${host[k]}") of the same names here"
+	done
+	# Each launch must run the program, here as in its tree.
+	for ((k = 0; k < napps; k++)); do
+		(cd "$work" && bash -c "${run[k]}") > "$work/check.$k" 2>&1 ||
+			{ echo "launch.sh: ${name[k]} does not run in its tree:" >&2; cat "$work/check.$k" >&2; exit 1; }
+	done
+}
+
 # ---- the sequence -----------------------------------------------------------
 #
 # Each program has a favourite successor (one cycle through all of them, in
@@ -473,6 +654,12 @@ residency() { # K
 	"$benchapp" --residency "${manifest[$1]}" | awk '{ printf "%s%s\t%s", (NR > 1 ? "\t" : ""), $2, $3 }'
 }
 
+# Resident bytes of the host's files of the names program K's files have
+# in its tree (its .host manifest).
+host_resident() { # K
+	"$benchapp" --residency "${host[$1]}" | awk '{ n += $2 } END { print n + 0 }'
+}
+
 # The ideal prefetch of program K: every file of its manifest read whole,
 # through the slow disk (the throttled group for real programs) as a
 # daemon's reads would be. Paths may hold spaces; the manifest's third
@@ -518,7 +705,7 @@ wait_quiet() {
 #               as in the training)
 #   warm        B launched again while the first one runs
 measure() { # DAEMON
-	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms l0 l1 n0 n1 d0 d1 own
+	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms l0 l1 n0 n1 d0 d1 own hres0 hostread hostmsg
 	for ((i = 0; i < launches; i++)); do
 		a=${measure_a[i]} b=${measure_b[i]} out="$work/out.$d.$i"
 		start_keep "$a" 3600 "$out.a"
@@ -546,10 +733,14 @@ measure() { # DAEMON
 		# again. Two cycles, or the prefetch window that follows is
 		# spent predicting without B (one cycle was not enough: g++,
 		# whose cold launch is the longest, was missed that way).
-		[ "$set" = real ] && sleep "$((2 * cycle))"
+		[ "$set" != synthetic ] && sleep "$((2 * cycle))"
 
 		drop_caches
 		s0=$(disk_sectors)
+		# The host's files of the container's names: what of them the
+		# prefetch window brings into the page cache (some, libc's, stay
+		# mapped by the machine's processes through a drop).
+		[ "$set" = ns ] && hres0=$(host_resident "$b")
 		quiet_ms=0
 		if [ "$unpredicted" = 0 ] || [ "$d" = ideal ]; then
 			[ "$d" = ideal ] && read_all "$b"
@@ -564,6 +755,8 @@ measure() { # DAEMON
 		# synthetic one, alive until it is stopped) and the daemon's.
 		l0=$(disk_sectors) n0=$(disk_ios) d0=$(daemon_rd)
 		own=-
+		hostread=-
+		[ "$set" = ns ] && hostread=$(($(host_resident "$b") - hres0))
 		if [ "$set" = synthetic ]; then
 			start_keep "$b" "$((cycle + 1))" "$out.b" "$prio"
 			bpid=$bg
@@ -582,11 +775,13 @@ measure() { # DAEMON
 			start_keep "$b" "$((cycle + 1))" /dev/null
 			bpid=$bg
 		fi
-		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
+		printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$d" "$i" "${name[a]}" \
 			"${name[b]}" "$res" "$pre" "$cold" "$warm" "$f" \
 			"$(echo "$cres" | cut -f1,3)" "$window" "$quiet_ms" "$(((l1 - l0) * 512))" \
-			"$((n1 - n0))" "${own:--}" "$((d1 - d0))" >> "$work/launches.tsv"
-		log "$d launch $i: ${name[a]} -> ${name[b]}: cold $cold, prefetched $pre, warm $warm us; resident $(echo "$res" | awk '{ printf "mmap %.0f %%, read %.0f %%", $2 ? 100 * $1 / $2 : 0, $4 ? 100 * $3 / $4 : 0 }')"
+			"$((n1 - n0))" "${own:--}" "$((d1 - d0))" "$hostread" >> "$work/launches.tsv"
+		hostmsg=
+		[ "$hostread" = - ] || hostmsg="; $hostread bytes of the host's files of the same names"
+		log "$d launch $i: ${name[a]} -> ${name[b]}: cold $cold, prefetched $pre, warm $warm us; resident $(echo "$res" | awk '{ printf "mmap %.0f %%, read %.0f %%", $2 ? 100 * $1 / $2 : 0, $4 ? 100 * $3 / $4 : 0 }')${hostmsg}"
 		# B runs beside A for a cycle, as in the training; then both stop
 		# and the daemon sees them stopped before the next launch.
 		sleep "$((cycle + 1))"
@@ -686,7 +881,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (
 # of resident bytes over sums of bytes), and what the daemon cost.
 summarise() {
 	local d col meds
-	printf 'set\tdaemon\tlaunches\tcold_us\tprefetched_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcold_mmap_hit\tcold_read_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\tquiet_wait_ms\tgap_closed_sums\n' \
+	printf 'set\tdaemon\tlaunches\tcold_us\tprefetched_us\twarm_us\tgap_closed\tmmap_hit\tread_hit\tall_hit\tcold_mmap_hit\tcold_read_hit\tcpu_s\tpeak_rss_kb\tpeak_anon_kb\tstate_bytes\tdaemon_read_bytes\tdisk_read_bytes\tseconds\tforeign\tquiet_wait_ms\tgap_closed_sums\thost_same_name_bytes\n' \
 		> "$work/summary.tsv"
 	for d in "${daemon_list[@]}"; do
 		meds=
@@ -698,6 +893,9 @@ summarise() {
 			-v costs="$(awk -v d="$d" '$1 == d' "$work/daemons.tsv")" '
 			function ratio(a, b) { return b > 0 ? sprintf("%.4f", a / b) : "-" }
 			$1 == s && $2 == d { n++; mr += $6; mt += $7; rr += $8; rt += $9; f += $13; cm += $14; cr += $15 }
+			# Bytes of the host files of the same names brought in by a
+			# prefetch window (namespace set), over all launches.
+			$1 == s && $2 == d && NF >= 22 && $22 != "-" { hb += $22; hn++ }
 			# The gap closed from the sums of the launches timed all three
 			# times too: one median (a warm one taken seconds after a
 			# slow launch) can move the other figure by many points.
@@ -707,11 +905,11 @@ summarise() {
 				split(meds, m, " ")
 				cold = m[1]; pre = m[2]; warm = m[3]; quiet = m[4]
 				gap = (cold != "-" && warm != "-" && cold - warm > 0) ? sprintf("%.4f", (cold - pre) / (cold - warm)) : "-"
-				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
+				printf "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n",
 					s, d, n, cold, pre, warm, gap, ratio(mr, mt), ratio(rr, rt),
 					ratio(mr + rr, mt + rt), ratio(cm, mt), ratio(cr, rt),
 					c[3], c[4], c[5], c[6], c[7], c[8], c[2], f, quiet,
-					ratio(sc - sp, sc - sw)
+					ratio(sc - sp, sc - sw), (hn ? hb : "-")
 			}' "$work/launches.tsv" >> "$work/summary.tsv"
 	done
 	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[i] = $i; next }
@@ -742,8 +940,33 @@ print_table() {
 				ms($6), pct($7), pct($8), pct($9), $13, $14, $15,
 				($16 == "-" ? "-" : sprintf("%.1f", $16 / 1024)), mb($17), mb($18),
 				($20 > 0 ? "  (other preload daemons ran at " $20 " launches)" : "")
-			printf "%-6s %8s %8s %8s %7s %8s %8s\n", "", "", "", "", "(" pct($22) ")", pct($11), pct($12)
+			printf "%-6s %8s %8s %8s %7s %8s %8s%s\n", "", "", "", "", "(" pct($22) ")", pct($11), pct($12),
+				($23 != "" && $23 != "-" ? sprintf("  host files of the same names: %.1f KB read", $23 / 1024) : "")
 		}' "$work/summary.tsv"
+	[ "$set" = synthetic ] && return
+	# Real programs differ by a factor of ten in their start-up: per
+	# program, the means of its launches and the gap closed from sums.
+	echo
+	awk -F'\t' -v s="$set" '
+		$1 == s && $10 >= 0 && $11 >= 0 && $12 >= 0 {
+			k = $2 SUBSEP $5
+			if (!(k in n)) order[++m] = k
+			n[k]++; p[k] += $10; c[k] += $11; w[k] += $12
+			if (NF >= 22 && $22 != "-") h[k] += $22
+			else h[k] = "-"
+		}
+		END {
+			printf "%-6s %-16s %3s %9s %9s %9s %7s %10s\n", "daemon", "program", "n", "cold ms",
+				"prefetch", "warm ms", "gap", "host KB"
+			for (i = 1; i <= m; i++) {
+				split(order[i], kk, SUBSEP)
+				k = order[i]
+				printf "%-6s %-16s %3d %9.1f %9.1f %9.1f %7s %10s\n", kk[1], kk[2], n[k],
+					c[k] / n[k] / 1000, p[k] / n[k] / 1000, w[k] / n[k] / 1000,
+					(c[k] > w[k] ? sprintf("%.1f %%", 100 * (c[k] - p[k]) / (c[k] - w[k])) : "-"),
+					(h[k] == "-" ? "-" : sprintf("%.1f", h[k] / 1024))
+			}
+		}' "$work/launches.tsv"
 }
 
 # ---- main -------------------------------------------------------------------
@@ -769,8 +992,17 @@ else
 		log "a slow root disk for the daemon and the programs: $iops reads/s, $mbps MB/s"
 		make_slow_group
 	fi
-	log "tracing the programs of $list"
-	make_real
+	if [ "$set" = real ]; then
+		log "tracing the programs of $list"
+		make_real
+	else
+		log "building the namespace set's trees under $root"
+		make_ns
+	fi
+fi
+if [ "$treesonly" = 1 ]; then
+	log "built (-T): $napps programs, each runs"
+	exit 0
 fi
 # Only the benchmark's programs are learned. The machine is shared: other
 # people's builds and this script's own shell tools would take a share of
