@@ -23,7 +23,7 @@
 #   -s  synthetic: copies of bench-app (/usr/local/sbin/preload-bench/appK)
 #       that map and read generated files under /usr/local/lib/preload-bench
 #       (the default); real: the programs of LIST, timed by wall time;
-#       ns: python3 in an overlayfs container entered with chroot and perl
+#       ns: perl in an overlayfs container entered with chroot and python3
 #       in a squashfs image made its namespace's root (pivot_root), each
 #       tree holding copies of the host's files, timed by wall time
 #   -t  training steps, one program started per step (48)
@@ -141,10 +141,16 @@ if [ "$set" = ns ]; then
 	for c in strace mksquashfs unshare chroot pivot_root losetup; do
 		command -v "$c" > /dev/null || { echo "launch.sh: -s ns needs $c"; exit 77; }
 	done
+	[ "$treesonly" = 1 ] || command -v fincore > /dev/null ||
+		{ echo "launch.sh: -s ns needs fincore (util-linux-extra)"; exit 77; }
 	for c in /usr/bin/python3 /usr/bin/perl; do
 		[ -x "$c" ] || { echo "launch.sh: -s ns needs $c"; exit 77; }
 	done
 fi
+# The namespace set's trees: where the default exeprefix rejects their
+# programs, as the synthetic set's, so that other preload daemons on the
+# machine do not learn and read them ahead.
+[ "$set" = ns ] && root=/usr/local/sbin/preload-bench-ns
 for dir in "$root" "$bindir" "$coldbin"; do
 	if [ "$treesonly" = 0 ] && [ -e "$dir" ]; then
 		echo "launch.sh: $dir exists (another run, or left over): remove it first" >&2
@@ -387,16 +393,20 @@ JAVA
 # ---- the namespace set ------------------------------------------------------
 #
 # Two real programs that run in their own trees, as in containers and
-# snaps: python3 in an overlayfs container (lower: the image, upper: its
-# writable layer) entered with chroot, and perl -MCPAN in a squashfs image
+# snaps: perl -MCPAN in an overlayfs container (lower: the image, upper:
+# its writable layer) entered with chroot, and python3 in a squashfs image
 # loop-mounted here and made the root of a private mount namespace with
 # pivot_root (as snap-confine does with a base snap). Each tree holds
 # copies of the host's files the program uses, so the container's
 # /usr/bin/python3 and its libraries are other files than the host's of
 # the same names: a daemon that read those would not help the launch.
+# python3 is the one in a private namespace, where it sees
+# /usr/bin/python3.N, because that name is admitted too (below): the
+# host's /usr/bin/perl runs all day on a machine that builds (automake),
+# and would be learned beside the benchmark's programs.
 # Both trees lie on the root disk (the squashfs image through a loop
-# device with direct I/O), so the slow group throttles their reads as it
-# does the real set's. Built as tests/namespaces.sh builds its trees:
+# device with direct I/O, whose reads are charged to the reader's group),
+# so the slow group throttles their reads as it does the real set's. Built as tests/namespaces.sh builds its trees:
 # the files a program opens, and the libraries and interpreter of what it
 # runs, copied under the same names.
 
@@ -491,15 +501,15 @@ ns_trace() { # K ROOT
 }
 
 make_ns() {
-	local ov="$root/ov" sq="$root/sq" img="$work/perl.sqfs" k
+	local ov="$root/ov" sq="$root/sq" img="$work/python.sqfs" k
 	local py='import email, json, http.client, decimal, argparse, asyncio'
 
 	mkdir -p "$root" "$ov/lower" "$ov/upper" "$ov/work" "$ov/merged" "$sq" "$work/sqtree"
-	ns_tree "$ov/lower" /usr/bin/python3 -c "$py"
+	ns_tree "$ov/lower" /usr/bin/perl -MCPAN -e 1
 	mount -t overlay overlay -o "lowerdir=$ov/lower,upperdir=$ov/upper,workdir=$ov/work" \
 		"$ov/merged" || { echo "launch.sh: cannot mount an overlay" >&2; exit 77; }
 	nsmounts+=("$ov/merged")
-	ns_tree "$work/sqtree" /usr/bin/perl -MCPAN -e 1
+	ns_tree "$work/sqtree" /usr/bin/python3 -c "$py"
 	mksquashfs "$work/sqtree" "$img" -quiet -noappend > /dev/null || exit 1
 	rm -rf "$work/sqtree"
 	nsloop=$(losetup --direct-io=on -r -f --show "$img") || exit 1
@@ -507,14 +517,14 @@ make_ns() {
 	nsmounts=("$sq" "${nsmounts[@]}")
 	ns_launcher=(/usr/sbin/chroot /usr/bin/unshare /usr/sbin/pivot_root /bin/sh)
 
-	name[0]=python-overlay ns_private[0]=0
-	run[0]="exec chroot $ov/merged /usr/bin/python3 -c '$py'"
-	keep[0]="exec chroot $ov/merged /usr/bin/python3 -c '$py, time; time.sleep('\$S')'"
+	name[0]=perl-overlay ns_private[0]=0
+	run[0]="exec chroot $ov/merged /usr/bin/perl -MCPAN -e 1"
+	keep[0]="exec chroot $ov/merged /usr/bin/perl -MCPAN -e 'sleep '\$S"
 	ns_chroot[0]=${run[0]}
-	name[1]=perl-squashfs ns_private[1]=1
-	run[1]="exec unshare -m sh -c 'cd $sq && pivot_root . oldroot && exec /usr/bin/perl -MCPAN -e 1'"
-	keep[1]="exec unshare -m sh -c 'cd $sq && pivot_root . oldroot && exec /usr/bin/perl -MCPAN -e \"sleep '\$S'\"'"
-	ns_chroot[1]="exec chroot $sq /usr/bin/perl -MCPAN -e 1"
+	name[1]=python-squashfs ns_private[1]=1
+	run[1]="exec unshare -m sh -c \"cd $sq && pivot_root . oldroot && exec /usr/bin/python3 -c '$py'\""
+	keep[1]="exec unshare -m sh -c \"cd $sq && pivot_root . oldroot && exec /usr/bin/python3 -c '$py, time; time.sleep('\$S')'\""
+	ns_chroot[1]="exec chroot $sq /usr/bin/python3 -c '$py'"
 	napps=2
 	ns_trace 0 "$ov/merged"
 	ns_trace 1 "$sq"
@@ -654,10 +664,11 @@ residency() { # K
 	"$benchapp" --residency "${manifest[$1]}" | awk '{ printf "%s%s\t%s", (NR > 1 ? "\t" : ""), $2, $3 }'
 }
 
-# Resident bytes of the host's files of the names program K's files have
-# in its tree (its .host manifest).
-host_resident() { # K
-	"$benchapp" --residency "${host[$1]}" | awk '{ n += $2 } END { print n + 0 }'
+# Resident bytes of each of the host's files of the names program K's
+# files have in its tree (its .host manifest): "BYTES PATH" lines in OUT.
+host_resident() { # K OUT
+	cut -d' ' -f3- "${host[$1]}" | xargs -r -d '\n' fincore --bytes --noheadings --raw \
+		--output RES,FILE > "$2"
 }
 
 # The ideal prefetch of program K: every file of its manifest read whole,
@@ -705,7 +716,7 @@ wait_quiet() {
 #               as in the training)
 #   warm        B launched again while the first one runs
 measure() { # DAEMON
-	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms l0 l1 n0 n1 d0 d1 own hres0 hostread hostmsg
+	local d=$1 i a b apid bpid res cres cold pre warm f out s0 window quiet_ms l0 l1 n0 n1 d0 d1 own hostread hostmsg
 	for ((i = 0; i < launches; i++)); do
 		a=${measure_a[i]} b=${measure_b[i]} out="$work/out.$d.$i"
 		start_keep "$a" 3600 "$out.a"
@@ -740,7 +751,7 @@ measure() { # DAEMON
 		# The host's files of the container's names: what of them the
 		# prefetch window brings into the page cache (some, libc's, stay
 		# mapped by the machine's processes through a drop).
-		[ "$set" = ns ] && hres0=$(host_resident "$b")
+		[ "$set" = ns ] && host_resident "$b" "$work/host.before"
 		quiet_ms=0
 		if [ "$unpredicted" = 0 ] || [ "$d" = ideal ]; then
 			[ "$d" = ideal ] && read_all "$b"
@@ -756,7 +767,14 @@ measure() { # DAEMON
 		l0=$(disk_sectors) n0=$(disk_ios) d0=$(daemon_rd)
 		own=-
 		hostread=-
-		[ "$set" = ns ] && hostread=$(($(host_resident "$b") - hres0))
+		if [ "$set" = ns ]; then
+			# The bytes added to each file; the files in hostread.D.I.
+			host_resident "$b" "$work/host.after"
+			hostread=$(awk -v f="$work/hostread.$d.$i" '
+				NR == FNR { r[$2] = $1; next }
+				$1 > r[$2] { n += $1 - r[$2]; print $1 - r[$2], $2 > f }
+				END { print n + 0 }' "$work/host.before" "$work/host.after")
+		fi
 		if [ "$set" = synthetic ]; then
 			start_keep "$b" "$((cycle + 1))" "$out.b" "$prio"
 			bpid=$bg
@@ -855,6 +873,12 @@ run_daemon() { # NAME
 	log "$d: $launches measured launches"
 	measure "$d"
 	if [ -n "$dpid" ]; then
+		# This preload's dump (SIGUSR1) in its log: for the namespace set,
+		# how many paths it translated and dropped, and why.
+		if [ "$set" = ns ] && [ "$d" != 0.6.4 ]; then
+			kill -USR1 "$dpid"
+			sleep 1
+		fi
 		cpu=$(cpu_s "$dpid")
 		hwm=$(status_kb "$dpid" VmHWM)
 		# Includes the children it reaped: 0.6.4 reads ahead in forks.
@@ -967,6 +991,19 @@ print_table() {
 					(h[k] == "-" ? "-" : sprintf("%.1f", h[k] / 1024))
 			}
 		}' "$work/launches.tsv"
+	[ "$set" = ns ] || return
+	# The host's files of the same names in the page cache may be another
+	# daemon's reads (other preload daemons on the machine): this
+	# preload's own selections say whether it chose them (-v 10 logs each
+	# selected range).
+	local d
+	for d in "${daemon_list[@]}"; do
+		grep -q ' debug: selected ' "$work/$d.log" 2> /dev/null || continue
+		awk 'NR == FNR { h[$3] = 1; next }
+			$4 == "selected" && ($6 in h) { n++; if (!($6 in f)) { f[$6] = 1; m++ } }
+			END { printf "%d ranges in %d files\n", n, m }' "${host[@]}" "$work/$d.log" |
+			sed "s/^/$d selected of the host's files of the same names: /"
+	done
 }
 
 # ---- main -------------------------------------------------------------------
