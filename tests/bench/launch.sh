@@ -360,8 +360,74 @@ trace_files() { # K
 		xargs -r -d '\n' readlink -f >> "$work/exes"
 }
 
+# The Debian packages of a program (the list's fourth field), installed
+# when missing: the smallest that run it, without recommends.
+install_packages() { # NAME PACKAGES
+	local p missing=()
+	for p in $2; do
+		[ "$(dpkg-query -W -f='${Status}' "$p" 2> /dev/null)" = "install ok installed" ] ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	log "$1: installing ${missing[*]}"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		"${missing[@]}" > "$work/apt.log" 2>&1; then
+		echo "launch.sh: $1 needs ${missing[*]}, which apt-get could not install (see $work/apt.log)" >&2
+		exit 77
+	fi
+}
+
+# The desktop programs' input and homes: a small Writer document, a local
+# page for Firefox, and a Firefox profile whose preferences keep it off the
+# network and keep each start's state the same as the last's (no session
+# to restore, no telemetry, no update or safe-browsing fetches, no disk
+# cache), so that no launch depends on the one before.
+make_desktop_files() {
+	mkdir -p "$work/home" "$work/out" "$work/firefox"
+	cat > "$work/doc.fodt" <<'FODT'
+<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.text">
+ <office:body><office:text>
+  <text:h text:outline-level="1">The launch benchmark</text:h>
+  <text:p>A small document that LibreOffice Writer converts to PDF at each launch.</text:p>
+ </office:text></office:body>
+</office:document>
+FODT
+	cat > "$work/page.html" <<'HTML'
+<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>The launch benchmark</title></head>
+<body><h1>The launch benchmark</h1><p>A local page that Firefox draws at each launch.</p></body></html>
+HTML
+	cat > "$work/firefox/user.js" <<'PREFS'
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.sessionstore.resume_from_crash", false);
+user_pref("toolkit.startup.max_resumed_crashes", -1);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("browser.aboutwelcome.enabled", false);
+user_pref("browser.cache.disk.enable", false);
+user_pref("browser.safebrowsing.malware.enabled", false);
+user_pref("browser.safebrowsing.phishing.enabled", false);
+user_pref("browser.safebrowsing.downloads.enabled", false);
+user_pref("browser.safebrowsing.update.enabled", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("datareporting.healthreport.uploadEnabled", false);
+user_pref("toolkit.telemetry.enabled", false);
+user_pref("app.update.enabled", false);
+user_pref("app.normandy.enabled", false);
+user_pref("extensions.update.enabled", false);
+user_pref("extensions.getAddons.cache.enabled", false);
+user_pref("network.captive-portal-service.enabled", false);
+user_pref("network.connectivity-service.enabled", false);
+user_pref("network.dns.disablePrefetch", true);
+user_pref("network.prefetch-next", false);
+user_pref("services.settings.server", "http://127.0.0.1:9/");
+PREFS
+}
+
 make_real() {
-	local k=0 n s c
+	local k=0 n s c p
 
 	cat > "$work/small.cpp" <<'CPP'
 #include <algorithm>
@@ -377,9 +443,16 @@ JAVA
 	if grep -q Wait "$list"; then
 		(cd "$work" && javac Wait.java) || { echo "launch.sh: javac failed" >&2; exit 1; }
 	fi
-	while IFS=$'\t' read -r n c s; do
+	make_desktop_files
+	while IFS=$'\t' read -r n c s p; do
 		case $n in '' | '#'*) continue ;; esac
+		install_packages "$n" "$p"
 		name[k]=$n run[k]=$c keep[k]=$s
+		# A first, untimed start: a desktop program's first start
+		# creates its profile (LibreOffice's user installation,
+		# Firefox's profile databases), which no measured launch
+		# should pay for.
+		(cd "$work" && bash -c "$c") > /dev/null 2>&1
 		trace_files "$k"
 		k=$((k + 1))
 	done < "$list"
