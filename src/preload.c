@@ -248,11 +248,12 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	g_debug("readahead: %u requests in %u files (%u slices), %" G_GUINT64_FORMAT
 		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
 		" KB already cached (%u ranges whole, %" G_GUINT64_FORMAT " probes), "
-		"%u failed, %u skipped%s, %u not reached",
+		"%u failed, %u skipped%s, %u not reached; %u directories warmed (%"
+		G_GUINT64_FORMAT " entries)",
 		stats->requests, stats->files, stats->slices, stats->bytes / 1024, stats->syscalls,
 		stats->resident_bytes / 1024, stats->resident_ranges, stats->probes,
 		stats->failed, stats->skipped, stats->superseded ? ", superseded" : "",
-		stats->dropped);
+		stats->dropped, stats->dirs_warmed, stats->entries_warmed);
 	if (d->readahead_pending && !d->exiting) {
 		d->readahead_pending = FALSE;
 		d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
@@ -361,6 +362,7 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	options.maxprocs = (int)conf->maxprocs;
 	options.check_residency = conf->checkresidency;
 	options.slice_bytes = (guint64)conf->slicekb * 1024;
+	options.warm_dirs = TRUE;
 	options.warning_limit = &d->read_log;
 	options.notice_limit = &d->odd_log;
 	if (readahead_start(d->readahead, requests, &options, readahead_done, d))

@@ -59,6 +59,7 @@
 #include "interval.h"
 #include "mountns.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -194,6 +195,7 @@ typedef struct {
 	gboolean urgent;           /* never held; background batches wait for it */
 	guint64 inflight_max;      /* READAHEAD_INFLIGHT_MAX, or more when urgent */
 	gboolean check_residency;
+	gboolean warm_dirs;        /* ReadaheadOptions.warm_dirs */
 	GMutex lock;               /* guards everything below */
 	ReadaheadStats stats;
 	GHashTable *opened;     /* paths (borrowed from the slices) of files opened */
@@ -206,6 +208,9 @@ typedef struct {
 	LogLimit *notice_limit;
 	guint64 inflight;       /* bytes requested and not yet read */
 	GCond inflight_cond;    /* signalled when inflight falls */
+	/* with warm_dirs: */
+	GHashTable *dirs;       /* directories (owned) of the files read, warmed or to warm */
+	GPtrArray *dirs_todo;   /* of those, the ones to warm after this slice (borrowed) */
 } Batch;
 
 /* A thread reading groups of a batch: the calling thread, or one started for a slice. */
@@ -759,6 +764,106 @@ read_request(Batch *batch, int fd, const char *path, const struct stat *st, Inte
 	}
 }
 
+/*
+ * Notes the directory of path, a file just read, for warming after the
+ * slice (once per batch, at most READAHEAD_WARM_DIRS of them).
+ */
+static void
+batch_add_dir(Batch *batch, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+
+	if (!slash || slash == path)
+		return;
+	dir = g_strndup(path, (gsize)(slash - path));
+	g_mutex_lock(&batch->lock);
+	if (g_hash_table_size(batch->dirs) < READAHEAD_WARM_DIRS &&
+	    !g_hash_table_contains(batch->dirs, dir)) {
+		g_hash_table_add(batch->dirs, dir);
+		g_ptr_array_add(batch->dirs_todo, dir);
+		dir = NULL;
+	}
+	g_mutex_unlock(&batch->lock);
+	g_free(dir);
+}
+
+/*
+ * Lists the directory dir to its end and, if it has at most
+ * READAHEAD_WARM_ENTRIES entries, looks each one up; returns how many
+ * were, or -1 if it could not be opened. The listing reads every block
+ * of the directory, so later lookups in it, found or not, need no
+ * directory read; the lookups read the inode table blocks of its
+ * entries. Nothing is followed: not a final symlink (O_NOFOLLOW,
+ * AT_SYMLINK_NOFOLLOW), not an automount point (AT_NO_AUTOMOUNT), and a
+ * network file system mounted on an entry is not asked for fresh
+ * attributes (AT_STATX_DONT_SYNC).
+ */
+static gint64
+warm_dir(const char *dir)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	gboolean over = FALSE;
+	struct dirent *entry;
+	gint64 looked_up = 0;
+	DIR *d;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return -1;
+	}
+	while ((entry = readdir(d)) != NULL) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0 || over)
+			continue;
+		if (names->len >= READAHEAD_WARM_ENTRIES) {
+			/* Still listed to the end: its blocks are what later lookups need. */
+			over = TRUE;
+			g_ptr_array_set_size(names, 0);
+			continue;
+		}
+		g_ptr_array_add(names, g_strdup(entry->d_name));
+	}
+	for (guint i = 0; i < names->len; i++) {
+		struct statx stx;
+
+		if (statx(dirfd(d), names->pdata[i],
+			  AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+			  STATX_TYPE | STATX_INO, &stx) == 0)
+			looked_up++;
+	}
+	(void)closedir(d);
+	return looked_up;
+}
+
+/* Warms the directories noted during the slice (see warm_dirs in readahead.h). */
+static void
+warm_slice_dirs(Batch *batch)
+{
+	/* The workers are done: dirs_todo is this thread's alone now. */
+	for (guint i = 0; i < batch->dirs_todo->len; i++) {
+		gint64 n;
+
+		/* A lookup may read the disk: held and stopped as a read is. */
+		hold_wait(batch);
+		if (batch_stopped(batch))
+			break;
+		n = warm_dir(batch->dirs_todo->pdata[i]);
+		batch_alive(batch);
+		if (n < 0)
+			continue;
+		g_mutex_lock(&batch->lock);
+		batch->stats.dirs_warmed++;
+		batch->stats.entries_warmed += (guint64)n;
+		g_mutex_unlock(&batch->lock);
+	}
+	g_ptr_array_set_size(batch->dirs_todo, 0);
+}
+
 /* Whether the calling thread is in the idle I/O class (IOPRIO_WHO_PROCESS, 0: this thread). */
 static gboolean
 thread_is_idle_class(void)
@@ -833,6 +938,8 @@ read_group(Worker *worker, const Group *group)
 	(void)close(fd);
 	batch_opened(batch, path);
 	batch_add_stats(batch, &local);
+	if (batch->warm_dirs)
+		batch_add_dir(batch, path);
 }
 
 /*
@@ -1026,6 +1133,8 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 	read_groups(batch, self, options->maxprocs);
 	batch->groups = NULL;
 	batch->reqs = NULL;
+	if (batch->warm_dirs)
+		warm_slice_dirs(batch);
 }
 
 static void
@@ -1041,10 +1150,13 @@ batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const g
 	batch->urgent = urgent;
 	batch->inflight_max = urgent ? URGENT_INFLIGHT_MAX : READAHEAD_INFLIGHT_MAX;
 	batch->check_residency = options->check_residency;
+	batch->warm_dirs = options->warm_dirs;
 	batch->warning_limit = options->warning_limit;
 	batch->notice_limit = options->notice_limit;
 	batch->opened = g_hash_table_new(g_str_hash, g_str_equal);
 	batch->chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	batch->dirs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	batch->dirs_todo = g_ptr_array_new();
 }
 
 /* Logs what the message cap held back, and returns the figures of the batch, cleared. */
@@ -1069,6 +1181,8 @@ batch_finish(Batch *batch)
 	g_mutex_unlock(&batch->lock);
 	g_hash_table_destroy(batch->chunks);
 	g_hash_table_destroy(batch->opened);
+	g_ptr_array_unref(batch->dirs_todo);
+	g_hash_table_destroy(batch->dirs);
 	g_cond_clear(&batch->inflight_cond);
 	g_mutex_clear(&batch->lock);
 	return stats;

@@ -40,6 +40,15 @@
 #include "order.h"
 #include "pagecache.h"
 
+/*
+ * With warm_dirs, the entries of a directory are looked up only if it
+ * has at most this many: a directory of thousands of libraries is listed
+ * (its blocks serve every lookup in it) but its entries are not examined.
+ */
+#define READAHEAD_WARM_ENTRIES 512
+/* Directories one batch warms at most. */
+#define READAHEAD_WARM_DIRS 256
+
 /* Bytes of a batch requested from the disk and not yet read, at most. */
 #define READAHEAD_INFLIGHT_MAX ((guint64)2 * 1024 * 1024)
 
@@ -48,6 +57,18 @@ typedef struct ReadaheadOptions {
 	SortStrategy strategy;    /* the order of each slice */
 	int maxprocs;             /* worker threads; 0 reads in the calling thread */
 	gboolean check_residency; /* request only pages not in the page cache */
+	/*
+	 * Warm the metadata around what had to be read: each directory
+	 * holding a file read is listed to its end and, up to
+	 * READAHEAD_WARM_ENTRIES entries, each of its entries is looked up
+	 * (lstat), once per batch, after the slice's reads. A cold start
+	 * looks up many more paths than it opens (a library search's misses,
+	 * a configuration directory listed and each entry examined), each
+	 * a small read of a directory block or an inode table block that a
+	 * request-limited disk charges in full; opening the learned files
+	 * only warms their own path and inode.
+	 */
+	gboolean warm_dirs;
 	guint64 slice_bytes;      /* sort and read in slices of this size; 0: one slice */
 	/*
 	 * Rate limits across batches (the caller owns them), for the read
@@ -75,6 +96,9 @@ typedef struct ReadaheadStats {
 	guint threads_not_idle;  /* of those, how many were not in the idle class */
 	guint slices;            /* slices started */
 	/* with readahead_supersede(): */
+	/* with warm_dirs: */
+	guint dirs_warmed;       /* directories listed */
+	guint64 entries_warmed;  /* entries looked up in them */
 	gboolean superseded;     /* the batch was told to stop */
 	guint dropped;           /* requests (before merging) not read because of it */
 } ReadaheadStats;

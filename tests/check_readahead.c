@@ -535,6 +535,81 @@ START_TEST(test_run_empty_batch)
 }
 END_TEST
 
+/* ---- warming the directories of the files read ---- */
+
+static void cache_all(const char *path, guint64 size);
+
+/*
+ * With warm_dirs, each directory holding a file that was read is listed
+ * and its entries looked up once per batch: lib/ holds a, b, c, a symlink
+ * and a directory (5 entries) and two of its files are read, so one
+ * directory and 5 entries. big/ holds READAHEAD_WARM_ENTRIES + 1 files:
+ * listed, none looked up. Off, or with every file settled as cached by
+ * the residency check, nothing is warmed.
+ */
+START_TEST(test_run_warms_directories)
+{
+	g_autoptr(GArray) reqs = order_requests_new();
+	g_autofree char *lib = in_dir("lib");
+	g_autofree char *big = in_dir("big");
+	g_autofree char *a = g_build_filename(lib, "a", NULL);
+	g_autofree char *b = g_build_filename(lib, "b", NULL);
+	g_autofree char *c = g_build_filename(lib, "c", NULL);
+	g_autofree char *link = g_build_filename(lib, "l", NULL);
+	g_autofree char *sub = g_build_filename(lib, "sub", NULL);
+	g_autofree char *big0 = NULL;
+	ReadaheadStats stats;
+
+	ck_assert_int_eq(g_mkdir(lib, 0755), 0);
+	ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+	ck_assert_int_eq(g_mkdir(big, 0755), 0);
+	write_sized(a, 8192);
+	write_sized(b, 8192);
+	write_sized(c, 8192);
+	ck_assert_int_eq(symlink("a", link), 0);
+	big0 = g_build_filename(big, "f0", NULL);
+	write_sized(big0, 4096);
+	for (guint i = 1; i <= READAHEAD_WARM_ENTRIES; i++) {
+		g_autofree char *name = g_strdup_printf("%s/f%u", big, i);
+		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(close(fd), 0);
+	}
+
+	order_requests_add(reqs, a, 0, 8192);
+	order_requests_add(reqs, b, 0, 8192);
+	order_requests_add(reqs, big0, 0, 4096);
+	stats = readahead_run(ra, reqs, &(ReadaheadOptions){ .strategy = SORT_PATH, .maxprocs = 2,
+							     .warm_dirs = TRUE });
+	ck_assert_uint_eq(stats.files, 3);
+	ck_assert_uint_eq(stats.bytes, 8192 + 8192 + 4096);
+	ck_assert_uint_eq(stats.dirs_warmed, 2);
+	ck_assert_uint_eq(stats.entries_warmed, 5);
+
+	/* Off: the same batch warms nothing. */
+	g_array_set_size(reqs, 0);
+	order_requests_add(reqs, a, 0, 8192);
+	order_requests_add(reqs, b, 0, 8192);
+	stats = readahead_run(ra, reqs, OPTS(SORT_PATH, 2));
+	ck_assert_uint_eq(stats.bytes, 2 * 8192);
+	ck_assert_uint_eq(stats.dirs_warmed, 0);
+	ck_assert_uint_eq(stats.entries_warmed, 0);
+
+	/* Nothing read: a file found cached leaves its directory alone. */
+	cache_all(c, 8192);
+	g_array_set_size(reqs, 0);
+	order_requests_add(reqs, c, 0, 8192);
+	stats = readahead_run(ra, reqs, &(ReadaheadOptions){ .strategy = SORT_PATH, .maxprocs = 2,
+							     .check_residency = TRUE,
+							     .warm_dirs = TRUE });
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(stats.resident_bytes, 8192);
+	ck_assert_uint_eq(stats.dirs_warmed, 0);
+	ck_assert_uint_eq(stats.entries_warmed, 0);
+}
+END_TEST
+
 /* ---- slices ---- */
 
 /* Slices are read in order and never merged with each other. */
@@ -1951,6 +2026,7 @@ readahead_suite(void)
 	tcase_add_test(tc, test_run_truncated_file_is_clamped);
 	tcase_add_test(tc, test_run_empty_batch);
 	tcase_add_test(tc, test_run_slices);
+	tcase_add_test(tc, test_run_warms_directories);
 	tcase_add_test(tc, test_hold_delays_reads);
 	tcase_add_test(tc, test_run_fifo_is_skipped);
 	tcase_add_test(tc, test_run_messages_limited);
