@@ -231,6 +231,16 @@ CONF_BOOL(system, checkresidency, TRUE,
 	"no read at all. Turn off to request every selected range every "
 	"cycle, as preload 0.6.4 did.")
 
+CONF_BOOL(system, warmdirs, TRUE,
+	"Whether a prefetch, after reading files that were not cached, also "
+	"lists each directory holding one and looks up its entries (at most "
+	"512 a directory, no symbolic link followed). A cold start looks up "
+	"many more paths than it opens, and each lookup of a cold directory "
+	"or inode is a small read of its own: on a desktop program these "
+	"were most of the requests of a cold start. Costs nothing in a cycle "
+	"whose files are already cached. Turn off to read file contents "
+	"only.")
+
 CONF_INT(system, minavailable, 5, 0, 100, "percent",
 	"No prefetching while MemAvailable in /proc/meminfo is below this "
 	"percentage of MemTotal: reading more into the cache would only push "

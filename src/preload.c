@@ -362,7 +362,7 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	options.maxprocs = (int)conf->maxprocs;
 	options.check_residency = conf->checkresidency;
 	options.slice_bytes = (guint64)conf->slicekb * 1024;
-	options.warm_dirs = TRUE;
+	options.warm_dirs = conf->warmdirs;
 	options.warning_limit = &d->read_log;
 	options.notice_limit = &d->odd_log;
 	if (readahead_start(d->readahead, requests, &options, readahead_done, d))

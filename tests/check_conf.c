@@ -110,6 +110,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->maxprocs, 30);
 	ck_assert_int_eq(conf->sortstrategy, 3);
 	ck_assert_int_eq(conf->checkresidency, TRUE);
+	ck_assert_int_eq(conf->warmdirs, TRUE);
 	ck_assert_int_eq(conf->minavailable, 5);
 	ck_assert_int_eq(conf->maxpressure, 10);
 	assert_strv_eq(conf->mapprefix, default_mapprefix);
@@ -146,6 +147,7 @@ START_TEST(test_load_every_key)
 		"maxprocs = 0\n"
 		"sortstrategy = 1\n"
 		"checkresidency = false\n"
+		"warmdirs = false\n"
 		"minavailable = 100\n"
 		"maxpressure = 0\n");
 	static const char *const want_map[] = { "/opt/", "!/opt/secret/", NULL };
@@ -173,6 +175,7 @@ START_TEST(test_load_every_key)
 	ck_assert_int_eq(conf->maxprocs, 0);
 	ck_assert_int_eq(conf->sortstrategy, 1);
 	ck_assert_int_eq(conf->checkresidency, FALSE);
+	ck_assert_int_eq(conf->warmdirs, FALSE);
 	ck_assert_int_eq(conf->minavailable, 100);
 	ck_assert_int_eq(conf->maxpressure, 0);
 	ck_assert_uint_eq(captured->len, 0);
@@ -619,6 +622,7 @@ static const char default_dump[] =
 	"slicekb = 32768\n"
 	"execpause = 1000\n"
 	"checkresidency = true\n"
+	"warmdirs = true\n"
 	"minavailable = 5\n"
 	"maxpressure = 10\n"
 	"batterybudget = 0\n"
@@ -742,8 +746,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 18 keys in [model], 22 in [system] */
-	ck_assert_uint_eq(rows->len, 40);
+	/* 18 keys in [model], 23 in [system] */
+	ck_assert_uint_eq(rows->len, 41);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -797,13 +801,13 @@ START_TEST(test_describe)
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[30];
+	pressure = rows->pdata[31];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[36];
+	window = rows->pdata[37];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);
