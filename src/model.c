@@ -332,9 +332,9 @@ exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin o
 	registered->refcount++;
 	exe->size += registered->length;
 	em.map = registered;
-	em.prob = prob;
+	em.prob = (float)prob;
 	em.missed = 0;
-	em.origin = origin;
+	em.origin = (guint8)origin;
 	g_array_append_val(exe->exemaps, em);
 	if (exe->map_set) {
 		g_hash_table_add(exe->map_set, registered);

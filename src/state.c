@@ -1205,7 +1205,7 @@ save_exemaps(Saver *s)
 
 		for (guint j = 0; j < exe->exemaps->len;) {
 			const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, j);
-			double prob = saveable(em->prob, 0, 1);
+			float prob = (float)saveable(em->prob, 0, 1);
 			guint count = 1;
 
 			if (em->map->state.seq == NOT_WRITTEN) {
@@ -1216,12 +1216,12 @@ save_exemaps(Saver *s)
 				const ExeMap *next = &g_array_index(exe->exemaps, ExeMap, j + count);
 
 				if (next->map->state.seq != em->map->state.seq + count ||
-				    saveable(next->prob, 0, 1) != prob || next->origin != em->origin)
+				    (float)saveable(next->prob, 0, 1) != prob || next->origin != em->origin)
 					break;
 				count++;
 			}
 			g_string_append_printf(s->w->buf, "EXEMAP\t%u\t%u", exe->seq, em->map->state.seq);
-			append_double(s->w->buf, prob);
+			append_float(s->w->buf, prob);
 			g_string_append_printf(s->w->buf, "\t%d\t%u\n",
 					       em->origin == EXEMAP_READ ? 1 : 0, count);
 			saver_record_done(s);

@@ -1704,36 +1704,39 @@ add_stopped(Model *model, const char *path, gint64 update_time)
 START_TEST(test_exe_map_cap)
 {
 	g_autoptr(Model) model = model_new();
-	ModelParams params = capped(0, 40, 0, 0);
+	ModelParams params = capped(0, 300, 0, 0);
 	Exe *exe;
 	Map *first;
 
 	model_set_params(model, &params);
 	exe = add_stopped(model, "/usr/bin/a", 1);
-	for (guint i = 0; i < 100; i++)
+	for (guint i = 0; i < 400; i++) {
 		ck_assert_int_eq(exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * i, 4096, 0), 1.0),
-				 i < 40);
-	/* 40 kept, 60 refused and freed (ASan would see a leak otherwise). */
-	ck_assert_uint_eq(exe->exemaps->len, 40);
-	ck_assert_uint_eq(g_hash_table_size(model->maps), 40);
-	ck_assert_uint_eq(model->evictions.maps_refused, 60);
-	ck_assert_uint_eq(exe->size, 40 * 4096);
-	/* Past EXE_MAP_SET_MIN the exe keeps a set of its maps. */
+				 i < 300);
+		/* Up to EXE_MAP_SET_MIN (256) uses a walk finds duplicates; from there a set. */
+		if (i == 254)
+			ck_assert_ptr_null(exe->map_set);
+	}
+	/* 300 kept, 100 refused and freed (ASan would see a leak otherwise). */
+	ck_assert_uint_eq(exe->exemaps->len, 300);
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 300);
+	ck_assert_uint_eq(model->evictions.maps_refused, 100);
+	ck_assert_uint_eq(exe->size, 300 * 4096);
 	ck_assert_ptr_nonnull(exe->map_set);
-	ck_assert_uint_eq(g_hash_table_size(exe->map_set), 40);
+	ck_assert_uint_eq(g_hash_table_size(exe->map_set), 300);
 
 	/* A map it has already is no addition: accepted at the cap. */
 	first = g_array_index(exe->exemaps, ExeMap, 0).map;
 	ck_assert(exe_has_map(exe, first));
 	ck_assert(exe_add_map(model, exe, map_new("/usr/lib/big.so", 0, 4096, 0), 1.0));
-	ck_assert_uint_eq(exe->exemaps->len, 40);
-	ck_assert_uint_eq(model->evictions.maps_refused, 60);
+	ck_assert_uint_eq(exe->exemaps->len, 300);
+	ck_assert_uint_eq(model->evictions.maps_refused, 100);
 
 	/* Removing one makes room and leaves the set. */
 	exe_remove_map(model, exe, 0);
-	ck_assert_uint_eq(g_hash_table_size(exe->map_set), 39);
-	ck_assert(exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * 99, 4096, 0), 1.0));
-	ck_assert_uint_eq(exe->exemaps->len, 40);
+	ck_assert_uint_eq(g_hash_table_size(exe->map_set), 299);
+	ck_assert(exe_add_map(model, exe, map_new("/usr/lib/big.so", 4096 * 399, 4096, 0), 1.0));
+	ck_assert_uint_eq(exe->exemaps->len, 300);
 }
 END_TEST
 
