@@ -78,6 +78,13 @@ heap_prepared(void)
 {
 #ifdef __GLIBC__
 	mallopt(M_TOP_PAD, HEAP_TOP_PAD_DEFAULT);
+	/*
+	 * A load frees its index tables and the room its arrays and hash
+	 * tables outgrew, below what it keeps, where free() gives no page
+	 * back (1 MB of 4 after importing 1,000 programs): once, the whole
+	 * free pages among them go back too.
+	 */
+	malloc_trim(0);
 #endif
 }
 

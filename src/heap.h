@@ -27,5 +27,6 @@
  */
 void heap_prepare_for_state(guint64 state_bytes);
 
-/* Restores the malloc settings heap_prepare_for_state() changed. */
+/* Restores the malloc settings heap_prepare_for_state() changed and gives back
+ * the free pages the load left (malloc_trim). */
 void heap_prepared(void);

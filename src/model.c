@@ -1513,8 +1513,7 @@ model_age(Model *model, gint64 now)
 	return faded->len;
 }
 
-/* The starts of the chain's exe `who` (MARKOV_A or MARKOV_B) it recorded. */
-static double
+double
 markov_starts_of(const Markov *markov, int who)
 {
 	int other = who ^ MARKOV_BOTH;

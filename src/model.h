@@ -412,6 +412,11 @@ int markov_current_state(const Model *model, const Markov *markov);
  */
 void markov_state_changed(Model *model, Markov *markov, gint64 now);
 /*
+ * The starts of the chain's exe `who` (MARKOV_A or MARKOV_B) it recorded:
+ * every move from a state where `who` is stopped to one where it runs.
+ */
+double markov_starts_of(const Markov *markov, int who);
+/*
  * Pearson correlation of the two exes' running indicators over the model's
  * aged time (model->total_time).
  */

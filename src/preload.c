@@ -209,7 +209,12 @@ load_state(const char *path)
 	if (file) {
 		guint64 size = state_file_size(file);
 
-		heap_prepare_for_state(size);
+		/*
+		 * A 0.6.4 file is mostly chains the import drops: its size
+		 * would grow the heap to the cap for a model of a few MB.
+		 */
+		if (!state_file_is_legacy(file))
+			heap_prepare_for_state(size);
 		model = state_file_load(file, &error);
 		heap_prepared();
 	}

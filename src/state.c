@@ -105,7 +105,23 @@ typedef struct {
 	GHashTable *started;      /* Exe * set: those with a START record */
 	gboolean have_order;      /* an ORDER record was read */
 	guint64 end_lineno;       /* the END line, once the first pass found it */
+	/* 0.6.4 import: the chains kept so far, see import_chain() */
+	struct ImportTop *import_tops; /* one per exe, in order of first chain */
+	guint n_import_tops;
+	GHashTable *import_slot;  /* Exe * -> 1 + its index in import_tops */
 } Loader;
+
+/*
+ * The chains a 0.6.4 import keeps for one program so far: at most
+ * STATE_IMPORT_CHAINS_PER_EXE, the most correlated, as copies (a, b and
+ * the persisted fields). The model gets a chain once the file is read if
+ * it is in the list of either of its programs.
+ */
+typedef struct ImportTop {
+	Markov chain[STATE_IMPORT_CHAINS_PER_EXE];
+	double score[STATE_IMPORT_CHAINS_PER_EXE]; /* |correlation| of chain[i] */
+	guint n;
+} ImportTop;
 
 /* A FILE record: a path and the identity of the file there. */
 typedef struct FileRecord {
@@ -151,7 +167,10 @@ loader_init(Loader *ld, const char *path)
 	ld->started = g_hash_table_new(g_direct_hash, g_direct_equal);
 	ld->files = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, file_record_free);
 	ld->file_keys = g_hash_table_new(file_record_hash, file_record_equal);
+	ld->import_slot = g_hash_table_new(g_direct_hash, g_direct_equal);
 }
+
+static void import_keep_chains(Loader *ld);
 
 /* Frees the loader and returns its model, or frees that too if !keep. */
 static Model *
@@ -161,6 +180,8 @@ loader_finish(Loader *ld, gboolean keep)
 	gpointer value;
 	Model *model = ld->model;
 
+	if (keep && ld->legacy)
+		import_keep_chains(ld);
 	/*
 	 * Unused maps were never registered, so nobody else frees them. This
 	 * must run before model_free(), which frees the registered ones.
@@ -178,6 +199,8 @@ loader_finish(Loader *ld, gboolean keep)
 	g_hash_table_unref(ld->started);
 	g_hash_table_unref(ld->file_keys);
 	g_hash_table_unref(ld->files);
+	g_hash_table_unref(ld->import_slot);
+	g_free(ld->import_tops);
 	ld->model = NULL;
 
 	if (!keep) {
@@ -186,9 +209,11 @@ loader_finish(Loader *ld, gboolean keep)
 	}
 	/*
 	 * Before version 3 the start counts are not in the file: what the
-	 * chains saw is the best there is.
+	 * chains saw is the best there is. A 0.6.4 import counted them from
+	 * every chain of the file as it read them (import_chain()), the ones
+	 * it did not keep too.
 	 */
-	if (ld->version < STATE_VERSION_3)
+	if (ld->version < STATE_VERSION_3 && !ld->legacy)
 		model_count_starts(model);
 	model->dirty = FALSE;
 	return model;
@@ -609,6 +634,152 @@ load_exemap(Loader *ld, char **f, guint nf, GError **error)
 }
 
 /*
+ * Whether a 0.6.4 chain tells more than its two programs' own counts.
+ * 0.6.4 kept a chain for every pair and fed every chain every start and
+ * stop: a pair that never ran together and never handed over (one
+ * stopping as the other started, in the same scan) has in its chain only
+ * each program's own starts, stops and sojourns, which the programs
+ * themselves hold (Exe.time, Exe.starts), and a chain made for the pair
+ * later starts from exactly those (model_link_exe()'s backfill). Such a
+ * pair is one the daemon's own sparse model would never have linked.
+ */
+static gboolean
+import_informative(const Markov *m)
+{
+	const float (*w)[4] = m->weight;
+
+	return m->time > 0 || w[MARKOV_NEITHER][MARKOV_BOTH] > 0 ||
+	       w[MARKOV_A][MARKOV_BOTH] > 0 || w[MARKOV_B][MARKOV_BOTH] > 0 ||
+	       w[MARKOV_BOTH][MARKOV_NEITHER] > 0 || w[MARKOV_BOTH][MARKOV_A] > 0 ||
+	       w[MARKOV_BOTH][MARKOV_B] > 0 ||
+	       w[MARKOV_A][MARKOV_B] > 0 || w[MARKOV_B][MARKOV_A] > 0;
+}
+
+/* Whether a chain of this score gets into the list: it has room, or a weaker one. */
+static gboolean
+import_top_admits(const ImportTop *top, double score)
+{
+	if (!top || top->n < STATE_IMPORT_CHAINS_PER_EXE)
+		return TRUE;
+	for (guint i = 0; i < top->n; i++) {
+		if (top->score[i] < score)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* exe's list, made if it has none and `make`; NULL if not. */
+static ImportTop *
+import_top_of(Loader *ld, Exe *exe, gboolean make)
+{
+	guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(ld->import_slot, exe));
+
+	if (slot > 0)
+		return &ld->import_tops[slot - 1];
+	if (!make)
+		return NULL;
+	if (!ld->import_tops) {
+		/*
+		 * One block for every exe of the file (the EXEs come before the
+		 * chains), so the chains kept are copied out in one go at the
+		 * end and the block is given back whole: made and freed one by
+		 * one, 500,000 chains left their holes all over the heap.
+		 */
+		ld->import_tops = g_new0(ImportTop, MAX(g_hash_table_size(ld->exes), 1));
+	}
+	g_return_val_if_fail(ld->n_import_tops < g_hash_table_size(ld->exes), NULL);
+	g_hash_table_insert(ld->import_slot, exe, GUINT_TO_POINTER(ld->n_import_tops + 1));
+	return &ld->import_tops[ld->n_import_tops++];
+}
+
+/* Puts a copy of m into the list, which import_top_admits() allowed, over its weakest. */
+static void
+import_top_insert(ImportTop *top, const Markov *m, double score)
+{
+	guint at = top->n;
+
+	if (top->n < STATE_IMPORT_CHAINS_PER_EXE) {
+		top->n++;
+	} else {
+		/* The weakest; of equals, the first read. */
+		at = 0;
+		for (guint i = 1; i < top->n; i++) {
+			if (top->score[i] < top->score[at])
+				at = i;
+		}
+	}
+	top->chain[at] = *m;
+	top->score[at] = score;
+}
+
+/*
+ * A chain of a 0.6.4 file, read into `probe` (a, b, time, sojourns and
+ * weights; nothing else set): a candidate if it carries information
+ * (import_informative()) and is among the STATE_IMPORT_CHAINS_PER_EXE
+ * most correlated chains (|rho|, see markov_correlation()) of either of
+ * its programs so far. import_keep_chains() makes the model's chains
+ * from the lists once the file is read: at most that many per program,
+ * never the file's N(N-1)/2.
+ *
+ * Why |rho|: it is the phi coefficient of the pair's 2x2 table of running
+ * times, sqrt(chi^2 / t) of the test of independence, so the strength of
+ * the evidence that the two programs are linked; and the prophet damps
+ * every bid of the chain by it (usecorrelation), so it ranks the chains
+ * by how much their bids can count.
+ *
+ * Every chain read, kept or not, adds to its programs' start counts
+ * (Exe.starts, the most any of their chains recorded, as
+ * model_count_starts() takes them): 0.6.4 held them only in the chains.
+ */
+static void
+import_chain(Loader *ld, const Markov *probe)
+{
+	Exe *exe[2] = { probe->a, probe->b };
+	double score;
+
+	probe->a->starts = MAX(probe->a->starts, markov_starts_of(probe, MARKOV_A));
+	probe->b->starts = MAX(probe->b->starts, markov_starts_of(probe, MARKOV_B));
+	if (!import_informative(probe))
+		return;
+	score = fabs(markov_correlation(ld->model, probe));
+	for (int i = 0; i < 2; i++) {
+		ImportTop *top = import_top_of(ld, exe[i], FALSE);
+
+		if (import_top_admits(top, score) && (top || (top = import_top_of(ld, exe[i], TRUE))))
+			import_top_insert(top, probe, score);
+	}
+}
+
+/*
+ * The chains of the lists into the model, each once (a chain in both of
+ * its programs' lists is in two). No exe runs yet, so a chain starts in
+ * state 0 at the model time; the first scan moves it to the pair's real
+ * state.
+ */
+static void
+import_keep_chains(Loader *ld)
+{
+	for (guint i = 0; i < ld->n_import_tops; i++) {
+		const ImportTop *top = &ld->import_tops[i];
+
+		for (guint k = 0; k < top->n; k++) {
+			const Markov *c = &top->chain[k];
+			Markov *markov;
+
+			if (model_lookup_chain(ld->model, c->a, c->b))
+				continue;
+			markov = markov_new(ld->model, c->a, c->b, ld->model->time, MARKOV_START_BLANK);
+			markov->time = c->time;
+			memcpy(markov->time_to_leave, c->time_to_leave, sizeof(markov->time_to_leave));
+			memcpy(markov->weight, c->weight, sizeof(markov->weight));
+		}
+	}
+	g_clear_pointer(&ld->import_tops, g_free);
+	ld->n_import_tops = 0;
+	g_hash_table_remove_all(ld->import_slot);
+}
+
+/*
  * MARKOV <a idx> <b idx> <time> <tau0..tau3> <w01 w02 w03 w10 w12 w13 w20 w21 w23 w30 w31 w32>
  * Every departure from s goes somewhere, so W[s][s] is the sum of the
  * row and is not written.
@@ -675,9 +846,22 @@ load_markov(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "unknown exe index %d", b_idx);
 	if (a == b)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "chain of exe %d with itself", a_idx);
+	/*
+	 * (A 0.6.4 import makes its chains once the file is read, so a pair
+	 * written twice is not found here; 0.6.4 wrote each pair once, and
+	 * import_keep_chains() makes a pair's chain once.)
+	 */
 	if (model_lookup_chain(ld->model, a, b))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "duplicate chain for exes %d and %d", a_idx, b_idx);
+	if (ld->legacy) {
+		Markov probe = { .a = a, .b = b, .time = time };
+
+		memcpy(probe.time_to_leave, tau, sizeof(tau));
+		memcpy(probe.weight, weight, sizeof(weight));
+		import_chain(ld, &probe);
+		return TRUE;
+	}
 
 	/*
 	 * No exe runs yet, so the chain starts in state 0 at the model time;
@@ -2015,6 +2199,14 @@ state_file_size(const StateFile *sf)
 	g_return_val_if_fail(sf != NULL, 0);
 
 	return sf->size;
+}
+
+gboolean
+state_file_is_legacy(const StateFile *sf)
+{
+	g_return_val_if_fail(sf != NULL, FALSE);
+
+	return sf->ld.legacy;
 }
 
 Model *

@@ -18,6 +18,18 @@
 
 #define STATE_FORMAT_VERSION 4
 
+/*
+ * A preload 0.6.4 state holds a chain for every pair of programs: 500,000
+ * at 1,000 programs, nearly all of them saying nothing the two programs'
+ * own counts do not. The import keeps only chains of pairs that ran
+ * together or handed over from one to the other, and of those at most
+ * this many per program, the most correlated (see load_markov() in
+ * state.c and doc/state-format.md): at most this many times the
+ * programs, about what the daemon's own sparse model holds (9 to 11 per
+ * program in the scale replays).
+ */
+#define STATE_IMPORT_CHAINS_PER_EXE 4
+
 #define STATE_ERROR (state_error_quark())
 GQuark state_error_quark(void);
 
@@ -52,6 +64,12 @@ typedef struct StateFile StateFile;
 StateFile *state_file_open(const char *path, GError **error);
 /* The size of the opened file in bytes; 0 for a missing one. */
 guint64 state_file_size(const StateFile *sf);
+/*
+ * Whether the opened file is a preload 0.6.4 state: its import keeps a
+ * small part of it (STATE_IMPORT_CHAINS_PER_EXE), so the model it makes
+ * is not in proportion to the file's size as a current file's is.
+ */
+gboolean state_file_is_legacy(const StateFile *sf);
 Model *state_file_load(StateFile *sf, GError **error);
 void state_file_free(StateFile *sf);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(StateFile, state_file_free)

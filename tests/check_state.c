@@ -1613,6 +1613,108 @@ START_TEST(test_import_064_duplicate_exemap)
 }
 END_TEST
 
+/*
+ * A 0.6.4 chain of a pair that never ran together and never handed over
+ * holds only the two programs' own starts and stops: not imported. Its
+ * starts still count (Exe.starts). Model time 1000; a, b, c ran 100,
+ * 200, 300 s. MARKOV fields: a b time tau0..tau3 w00 w01 ... w33.
+ */
+START_TEST(test_import_064_informative)
+{
+	static const char text[] =
+		"PRELOAD\t0.6.4\t1000\n"
+		"EXE\t1\t900\t100\t-1\tfile:///usr/bin/a\n"
+		"EXE\t2\t900\t200\t-1\tfile:///usr/bin/b\n"
+		"EXE\t3\t900\t300\t-1\tfile:///usr/bin/c\n"
+		/* a-b: a started 3 times and b twice, alone each time: dropped */
+		"MARKOV\t1\t2\t0\t100\t30\t90\t0\t5\t3\t2\t0\t3\t3\t0\t0\t2\t0\t2\t0\t0\t0\t0\t0\n"
+		/* a-c: ran together 50 s (a 0->1 once, c 1->3 once): kept */
+		"MARKOV\t1\t3\t50\t100\t30\t0\t50\t1\t1\t0\t0\t0\t1\t0\t1\t0\t0\t0\t0\t0\t0\t0\t0\n"
+		/* b-c: never together, but b handed over to c once (1->2): kept */
+		"MARKOV\t2\t3\t0\t100\t30\t0\t0\t1\t1\t0\t0\t0\t1\t1\t0\t0\t0\t0\t0\t0\t0\t0\t0\n";
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("informative");
+	g_autoptr(Model) model = NULL;
+	Exe *a, *b, *c;
+
+	write_bytes(path, text, sizeof text - 1);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	a = model_lookup_exe(model, "/usr/bin/a");
+	b = model_lookup_exe(model, "/usr/bin/b");
+	c = model_lookup_exe(model, "/usr/bin/c");
+	ck_assert(a && b && c);
+	ck_assert_uint_eq(model->n_chains, 2);
+	ck_assert_ptr_null(model_lookup_chain(model, a, b));
+	ck_assert_ptr_nonnull(model_lookup_chain(model, a, c));
+	ck_assert_ptr_nonnull(model_lookup_chain(model, b, c));
+	ck_assert(model_lookup_chain(model, a, c)->time == 50.0);
+	ck_assert(model_lookup_chain(model, b, c)->weight[1][2] == 1.0f);
+	/*
+	 * Starts, the most any chain recorded (w0x + w03 + wyx + wy3): a 3
+	 * from the dropped a-b (1 from a-c), b 2 from a-b (1 from b-c), c 1
+	 * from a-c (w13) and from b-c (w12).
+	 */
+	ck_assert(a->starts == 3.0);
+	ck_assert(b->starts == 2.0);
+	ck_assert(c->starts == 1.0);
+}
+END_TEST
+
+/*
+ * Ten programs of 100 s each in 1000 s, every pair a chain; pair (i, j)
+ * ran together 10 + i + j s, so its correlation is (1000 (10 + i + j) -
+ * 100 * 100) / (100 * 900) = (i + j) / 90: the larger partner the
+ * stronger. Each program keeps its STATE_IMPORT_CHAINS_PER_EXE = 4
+ * strongest: 0 to 5 those with 6, 7, 8 and 9, 6 with 9, 8, 7, 5 and so
+ * on; a pair is kept when either keeps it: the 24 pairs of one of 0..5
+ * with one of 6..9 and the 6 pairs within 6..9, not the 15 within 0..5.
+ */
+START_TEST(test_import_064_top)
+{
+	g_autoptr(GString) text = g_string_new("PRELOAD\t0.6.4\t1000\n");
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("top");
+	g_autoptr(Model) model = NULL;
+	Exe *exe[10];
+
+	ck_assert_int_eq(STATE_IMPORT_CHAINS_PER_EXE, 4);
+	for (int i = 0; i < 10; i++)
+		g_string_append_printf(text, "EXE\t%d\t900\t100\t-1\tfile:///usr/bin/p%d\n", i, i);
+	for (int i = 0; i < 10; i++) {
+		for (int j = i + 1; j < 10; j++) {
+			g_string_append_printf(text, "MARKOV\t%d\t%d\t%d\t1\t1\t1\t1", i, j, 10 + i + j);
+			for (int w = 0; w < 16; w++)
+				g_string_append(text, "\t0");
+			g_string_append_c(text, '\n');
+		}
+	}
+	write_bytes(path, text->str, text->len);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	for (int i = 0; i < 10; i++) {
+		g_autofree char *p = g_strdup_printf("/usr/bin/p%d", i);
+
+		ck_assert_ptr_nonnull(exe[i] = model_lookup_exe(model, p));
+	}
+	ck_assert_uint_eq(model->n_chains, 30);
+	for (int i = 0; i < 10; i++) {
+		for (int j = i + 1; j < 10; j++) {
+			Markov *m = model_lookup_chain(model, exe[i], exe[j]);
+
+			ck_assert_msg((m != NULL) == (j >= 6), "pair %d-%d", i, j);
+			if (m)
+				ck_assert(m->time == (double)(10 + i + j));
+		}
+	}
+	/* 0 to 5: their own four; 6: 0..5 and 7, 8, 9; 9: all nine. */
+	ck_assert_uint_eq(exe[0]->chains->len, 4);
+	ck_assert_uint_eq(exe[5]->chains->len, 4);
+	ck_assert_uint_eq(exe[6]->chains->len, 9);
+	ck_assert_uint_eq(exe[9]->chains->len, 9);
+}
+END_TEST
+
 START_TEST(test_import_064)
 {
 	g_autoptr(GError) error = NULL;
@@ -2280,6 +2382,8 @@ state_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_import_064);
 	tcase_add_test(tc, test_import_064_duplicate_exemap);
+	tcase_add_test(tc, test_import_064_informative);
+	tcase_add_test(tc, test_import_064_top);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hostile");
