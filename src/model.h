@@ -298,6 +298,8 @@ typedef struct Model {
 	GHashTable *maps;        /* Map * -> Map *, every registered map */
 	GPtrArray *map_list;     /* the same maps, to visit a few at a time */
 	gboolean ranks_stale;    /* maps came or went since model_rank_maps() */
+	GPtrArray *ranked;       /* Map * in rank order as of the last ranking; NULL: dropped since */
+	GPtrArray *rank_pending; /* Map * registered since the last ranking */
 	GHashTable *chains;      /* Markov * set, keyed by the unordered pair */
 	GPtrArray *running;      /* Exe * seen running by the last scan */
 	GPtrArray *stopped;      /* Exe * that stopped within params.follow, oldest first */
@@ -432,8 +434,10 @@ void model_set_params(Model *model, const ModelParams *params);
 
 /*
  * Gives every map its Map.rank, its place in (path, offset, length) order,
- * if maps were registered or dropped since the last ranking: one sort when
- * the maps change, so that every cycle's sort compares numbers.
+ * if maps were registered or dropped since the last ranking, so that
+ * every cycle's sort compares numbers. Only the maps registered since are
+ * sorted by name, then merged into the last order: O(n + k log k) for k
+ * new maps among n, not a sort of all n by name whenever one came.
  */
 void model_rank_maps(Model *model);
 

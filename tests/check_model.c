@@ -1561,6 +1561,48 @@ START_TEST(test_forget_exes)
 }
 END_TEST
 
+/*
+ * Ranks are merged: maps registered since the last ranking are sorted and
+ * merged into its order, dropped ones left out, every rank renumbered.
+ */
+START_TEST(test_rank_merge)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = exe_new("/usr/bin/x", FALSE, 0);
+	Exe *y = exe_new("/usr/bin/y", FALSE, 0);
+	Map *c = map_new("/usr/lib/c", 0, 4096, 0);
+	Map *a = map_new("/usr/lib/a", 0, 4096, 0);
+	Map *a2 = map_new("/usr/lib/a", 4096, 4096, 0);
+	Map *b, *d, *e;
+
+	model_add_exe(model, x, 0, FALSE);
+	model_add_exe(model, y, 0, FALSE);
+	exe_add_map(model, x, c, 1.0);
+	exe_add_map(model, x, a, 1.0);
+	exe_add_map(model, y, a2, 1.0);
+	model_rank_maps(model);
+	ck_assert_uint_eq(a->rank, 0);
+	ck_assert_uint_eq(a2->rank, 1);
+	ck_assert_uint_eq(c->rank, 2);
+
+	/* b and d come, a goes (x's use 1); e comes and goes before a ranking. */
+	exe_add_map(model, y, d = map_new("/usr/lib/d", 0, 4096, 0), 1.0);
+	exe_add_map(model, y, b = map_new("/usr/lib/b", 0, 4096, 0), 1.0);
+	exe_add_map(model, x, e = map_new("/usr/lib/e", 0, 4096, 0), 1.0);
+	exe_remove_map(model, x, 1);
+	exe_remove_map(model, x, 1);
+	ck_assert(model->ranks_stale);
+	model_rank_maps(model);
+	ck_assert(!model->ranks_stale);
+	ck_assert_uint_eq(model->ranked->len, 4);
+	ck_assert_uint_eq(a2->rank, 0);
+	ck_assert_uint_eq(b->rank, 1);
+	ck_assert_uint_eq(c->rank, 2);
+	ck_assert_uint_eq(d->rank, 3);
+	ck_assert_uint_eq(model->rank_pending->len, 0);
+}
+END_TEST
+
 START_TEST(test_drop_stale_maps)
 {
 	g_autoptr(Model) model = model_new();
@@ -1927,6 +1969,7 @@ model_suite(void)
 	tcase_add_test(tc, test_age_forgets);
 	tcase_add_test(tc, test_forget_exes);
 	tcase_add_test(tc, test_drop_stale_maps);
+	tcase_add_test(tc, test_rank_merge);
 	tcase_add_test(tc, test_map_file_id);
 	tcase_add_test(tc, test_bad_exes_bounded);
 	suite_add_tcase(s, tc);
