@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Heap: pre-faulting the heap before a state load (see heap.h).
+ * Heap: pre-faulting the heap before a state load, giving back what a
+ * load or a save freed (see heap.h).
  */
 #include "config.h"
 
@@ -78,11 +79,21 @@ heap_prepared(void)
 {
 #ifdef __GLIBC__
 	mallopt(M_TOP_PAD, HEAP_TOP_PAD_DEFAULT);
+#endif
+	heap_trim();
+}
+
+void
+heap_trim(void)
+{
+#ifdef __GLIBC__
 	/*
 	 * A load frees its index tables and the room its arrays and hash
-	 * tables outgrew, below what it keeps, where free() gives no page
-	 * back (1 MB of 4 after importing 1,000 programs): once, the whole
-	 * free pages among them go back too.
+	 * tables outgrew, and a save its plan (a record per file), below
+	 * what the model keeps, where free() gives no page back (1 MB of 4
+	 * after importing 1,000 programs): the whole free pages among them
+	 * go back too. A walk of the heap's free lists, once per load or
+	 * save.
 	 */
 	malloc_trim(0);
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Heap: pre-faulting the heap a state load is about to fill.
+ * Heap: pre-faulting the heap a state load is about to fill, and giving
+ * back what a load or a save freed.
  *
  * Loading a state fills a few times the file's size of new heap, and in
  * a virtual machine each page fault costs more than parsing that page's
@@ -27,6 +28,12 @@
  */
 void heap_prepare_for_state(guint64 state_bytes);
 
-/* Restores the malloc settings heap_prepare_for_state() changed and gives back
- * the free pages the load left (malloc_trim). */
+/* Restores the malloc settings heap_prepare_for_state() changed, then heap_trim(). */
 void heap_prepared(void);
+
+/*
+ * Gives back to the kernel the whole free pages inside the heap, not only
+ * at its top (glibc's malloc_trim): after a load or a save, which free
+ * much at once below what the model keeps. Does nothing elsewhere.
+ */
+void heap_trim(void);

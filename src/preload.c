@@ -180,9 +180,12 @@ save_state(Daemon *d)
 	/* Checked again: the directory may have been changed since the start. */
 	if (!state_prepare_dir(d->opts.statefile, &error) ||
 	    !state_save(d->model, d->opts.statefile, &error)) {
+		heap_trim();
 		g_warning("cannot save state: %s", error->message);
 		return FALSE;
 	}
+	/* The save's plan and buffers are freed below the model: give them back. */
+	heap_trim();
 	g_info("state saved to %s", d->opts.statefile);
 	return TRUE;
 }
