@@ -23,10 +23,12 @@
  * at 1,000 programs, nearly all of them saying nothing the two programs'
  * own counts do not. The import keeps only chains of pairs that ran
  * together or handed over from one to the other, and of those at most
- * this many per program, the most correlated (see load_markov() in
+ * this many per program, the most correlated (see import_chain() in
  * state.c and doc/state-format.md): at most this many times the
- * programs, about what the daemon's own sparse model holds (9 to 11 per
- * program in the scale replays).
+ * programs, 2.5 per program at 1,000, fewer than the 9 the daemon's own
+ * model holds after a replay of that size; the programs' next runs link
+ * the rest again. 4 keeps the upgraded daemon under a tenth of 0.6.4's
+ * memory on such a state (tests/bench/import-cost.sh); 8 did not.
  */
 #define STATE_IMPORT_CHAINS_PER_EXE 4
 
