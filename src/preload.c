@@ -775,6 +775,8 @@ start_watch(Daemon *d)
 			  "working as a maps scanner", error->message);
 	} else {
 		g_info("%s", watch_describe(d->watch));
+		if (d->fsjobs)
+			watch_set_fsjob(d->watch, d->fsjobs);
 	}
 	/* Starts are counted where they are seen first. */
 	learn_set_count_starts(cycle_get_learn(d->cycle), d->watch == NULL);
@@ -1181,6 +1183,8 @@ serve(Daemon *d)
 	g_main_loop_run(d->loop);
 	/* No result is taken any more; a probe stuck on a hung mount is left behind. */
 	learn_set_fsjob(cycle_get_learn(d->cycle), NULL, NULL);
+	if (d->watch)
+		watch_set_fsjob(d->watch, NULL);
 	g_clear_pointer(&d->fsjobs, fsjob_pool_free);
 	notify_stopping(d->notify);
 	g_clear_pointer(&d->control, control_free);

@@ -72,6 +72,7 @@
 #include <sys/fanotify.h>
 #endif
 
+#include "fsjob.h"
 #include "interval.h"
 #include "mountns.h"
 #include "proc.h"
@@ -909,6 +910,15 @@ learn_file(const WatchFile *file, GArray *ranges)
 
 /* ---- the watcher ------------------------------------------------------------ */
 
+/*
+ * A learn job's way back: a job can end after its watcher was freed (the
+ * daemon makes a new one on SIGHUP), so it holds this, not the watcher.
+ * Only the main thread touches it (submission, done, the pool's drops).
+ */
+typedef struct WatchSink {
+	Watch *watch;             /* NULL once the watcher is gone */
+} WatchSink;
+
 struct Watch {
 	int fd;                   /* the fanotify group, -1 if none */
 	guint fd_source;          /* main loop watch of fd, when not paused */
@@ -936,6 +946,8 @@ struct Watch {
 	WatchStats stats;
 	gboolean overflow_logged;
 	MountIds *mounts;         /* the mounts of event files, by id (see event_path) */
+	FsJobPool *fsjobs;        /* learns finished windows on workers (borrowed), or NULL */
+	WatchSink *sink;          /* what those jobs' results find: this watcher, while it lives */
 };
 
 const WatchStats *
@@ -993,6 +1005,79 @@ ensure_timer(Watch *watch)
 		watch->timer = g_timeout_add_seconds(1, on_timer, watch);
 }
 
+/*
+ * A finished window's files, learned on an fsjob worker: each is opened
+ * and its residency asked, and a file on a mount that stopped answering
+ * would hold the main thread as long as the mount hangs.
+ */
+typedef struct LearnJob {
+	char *exe;                /* owned */
+	GPtrArray *files;         /* WatchFile *, a reference to the window's */
+	GArray *ranges;           /* WatchRange: the result */
+	FsJobPool *pool;          /* for its device refusals (the pool outlives its jobs' runs) */
+} LearnJob;
+
+static void
+learn_job_free(gpointer data)
+{
+	LearnJob *job = data;
+
+	g_free(job->exe);
+	g_ptr_array_unref(job->files);
+	g_array_unref(job->ranges);
+	g_free(job);
+}
+
+static void
+learn_job_run(FsJobCtx *ctx, gpointer data)
+{
+	LearnJob *job = data;
+
+	for (guint i = 0; i < job->files->len; i++) {
+		const WatchFile *file = g_ptr_array_index(job->files, i);
+
+		/* A device that already missed a deadline is not asked again. */
+		if (file->id.dev != 0 && fsjob_device_refused(job->pool, file->id.dev))
+			continue;
+		fsjob_ctx_set_dev(ctx, file->id.dev);
+		learn_file(file, job->ranges);
+	}
+}
+
+static void
+learn_job_done(FsJobStatus status, gpointer data, gpointer user_data)
+{
+	LearnJob *job = data;
+	WatchSink *sink = user_data;
+	Watch *watch = sink->watch;
+
+	/* Abandoned: the fsjob stats count it; the window is not learned. */
+	if (status != FSJOB_DONE || !watch || job->ranges->len == 0)
+		return;
+	watch->stats.learned++;
+	if (watch->callbacks.learned)
+		watch->callbacks.learned(job->exe, job->ranges, watch->user_data);
+}
+
+static void
+sink_release(gpointer data)
+{
+	g_rc_box_release(data);
+}
+
+/* The device a window's job names first: that of its first file known. */
+static guint64
+window_dev(const WatchWindow *window)
+{
+	for (guint i = 0; i < window->files->len; i++) {
+		const WatchFile *file = g_ptr_array_index(window->files, i);
+
+		if (file->id.dev != 0)
+			return file->id.dev;
+	}
+	return 0;
+}
+
 static void
 finish_windows(Watch *watch)
 {
@@ -1001,7 +1086,22 @@ finish_windows(Watch *watch)
 	done = watch_tracker_expire(watch->tracker, g_get_monotonic_time(), pid_alive, NULL);
 	for (guint i = 0; i < done->len; i++) {
 		const WatchWindow *window = g_ptr_array_index(done, i);
-		g_autoptr(GArray) ranges = watch_ranges_new();
+		g_autoptr(GArray) ranges = NULL;
+
+		if (watch->fsjobs) {
+			LearnJob *job = g_new0(LearnJob, 1);
+
+			job->exe = g_strdup(window->exe);
+			job->files = g_ptr_array_ref(window->files);
+			job->ranges = watch_ranges_new();
+			job->pool = watch->fsjobs;
+			/* Refused (a hung device, the queue full): not learned, counted by the pool. */
+			(void)fsjob_submit(watch->fsjobs, window_dev(window), learn_job_run, job,
+					   learn_job_free, learn_job_done,
+					   g_rc_box_acquire(watch->sink), sink_release);
+			continue;
+		}
+		ranges = watch_ranges_new();
 
 		/*
 		 * No byte cap here: the window also holds the libraries the
@@ -1752,6 +1852,8 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 	watch->user_data = user_data;
 	watch->buffer = g_malloc(EVENT_BUFFER);
 	watch->mounts = mountids_new();
+	watch->sink = g_rc_box_new0(WatchSink);
+	watch->sink->watch = watch;
 
 	limits.window_us = conf->startupwindow * G_USEC_PER_SEC;
 	limits.interval_us = conf->cycle * G_USEC_PER_SEC;
@@ -1765,6 +1867,14 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 		return NULL;
 	watch->fd_source = g_unix_fd_add(watch->fd, G_IO_IN, on_events, watch);
 	return g_steal_pointer(&watch);
+}
+
+void
+watch_set_fsjob(Watch *watch, FsJobPool *pool)
+{
+	g_return_if_fail(watch != NULL);
+
+	watch->fsjobs = pool;
 }
 
 void
@@ -1792,6 +1902,10 @@ watch_free(Watch *watch)
 	g_array_unref(watch->remote_devs);
 	g_array_unref(watch->marked_devs);
 	mountids_free(watch->mounts);
+	if (watch->sink) {
+		watch->sink->watch = NULL;  /* jobs still out find no watcher */
+		g_rc_box_release(watch->sink);
+	}
 	g_free(watch->description);
 	g_free(watch->buffer);
 	g_free(watch);

@@ -39,6 +39,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "fsjob.h"
 #include "model.h"
 #include "proc.h"
 
@@ -368,6 +369,16 @@ typedef struct Watch Watch;
 Watch *watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 		 GError **error);
 void watch_free(Watch *watch);
+
+/*
+ * From now on a finished start-up window is learned (its files opened and
+ * their residency asked) on a worker of pool, with its deadline, and the
+ * learned callback follows in the main context; a job abandoned on a hung
+ * mount learns nothing. NULL (the default): learned at once, in the
+ * caller's thread, as tools and tests do. The pool is borrowed: set NULL
+ * before freeing it.
+ */
+void watch_set_fsjob(Watch *watch, FsJobPool *pool);
 
 /* Reads pending events now (the main loop does this by itself). */
 void watch_dispatch(Watch *watch);

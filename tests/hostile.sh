@@ -23,7 +23,11 @@
 #     learned set's residency; neither may hold the main loop: SIGUSR1
 #     within 1 s, SIGTERM saves and exits within 5 s;
 #  e. the same with netfs = true: the lookups run on workers with a
-#     deadline and are abandoned.
+#     deadline and are abandoned;
+#  f. with netfs = true, a program reads a file of a FUSE mount at
+#     start-up and the mount stops answering before its start-up window
+#     ends: learning the window (an open and a residency query of each
+#     file read) runs on a worker with a deadline, not in the main loop.
 # A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
 # descriptors) is printed at the end.
 #
@@ -44,6 +48,7 @@ top_builddir=${top_builddir:-$(pwd)}
 preload=${PRELOAD:-$top_builddir/src/preload}
 hangfs=${HANGFS:-$top_builddir/tests/helpers/hangfs}
 mapper=${MAPPER:-$top_builddir/tests/helpers/mapper}
+pagecache=${PAGECACHE:-$top_builddir/tests/helpers/pagecache}
 cc=${CC:-cc}
 usr1_cap=${USR1_CAP:-5}
 term_cap=${TERM_CAP:-8}
@@ -56,7 +61,8 @@ skip() {
 [ "$(id -u)" = 0 ] || skip "needs root (fanotify, mounts)"
 [ -x "$hangfs" ] || skip "hangfs not built (apt-get install fuse3 libfuse3-dev, then configure)"
 [ -x "$mapper" ] || skip "tests/helpers/mapper not built (make check builds it)"
-scenarios=${SCENARIOS:-"a b c d e"}
+[ -x "$pagecache" ] || skip "tests/helpers/pagecache not built (make check builds it)"
+scenarios=${SCENARIOS:-"a b c d e f"}
 wants() {
 	case " $scenarios " in *" $1 "*) return 0 ;; esac
 	return 1
@@ -77,6 +83,7 @@ hang="$fs/hang"       # the FUSE mount that stops answering
 daemon_pid=
 hang_pid=
 uhang_pid=
+fhang_pid=
 bg_pids=
 failed=0
 table=
@@ -85,6 +92,7 @@ cleanup() {
 	# First let every request go, so that nothing below can hang.
 	[ -n "$hang_pid" ] && kill -USR2 "$hang_pid" 2>/dev/null
 	[ -n "$uhang_pid" ] && kill -USR2 "$uhang_pid" 2>/dev/null
+	[ -n "$fhang_pid" ] && kill -USR2 "$fhang_pid" 2>/dev/null
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
 	for p in $bg_pids; do
 		kill -9 "$p" 2>/dev/null
@@ -97,6 +105,10 @@ cleanup() {
 		fusermount3 -u -z "$fs/u" 2>/dev/null || umount -l "$fs/u" 2>/dev/null
 	fi
 	[ -n "$uhang_pid" ] && kill -TERM "$uhang_pid" 2>/dev/null
+	if grep -q " $fs/f " /proc/self/mountinfo 2>/dev/null; then
+		fusermount3 -u -z "$fs/f" 2>/dev/null || umount -l "$fs/f" 2>/dev/null
+	fi
+	[ -n "$fhang_pid" ] && kill -TERM "$fhang_pid" 2>/dev/null
 	for m in "$fs/late" "$fs/flood" "$fs"; do
 		grep -q " $m " /proc/self/mountinfo 2>/dev/null && umount -l "$m" 2>/dev/null
 	done
@@ -529,6 +541,47 @@ hung_learned() {
 }
 hung_learned d false
 wants e && hung_learned e true
+fi
+
+# ---- f. a start-up window whose file's mount stops answering --------------------
+if wants f; then
+mkdir -p "$fs/f" "$work/fsrc"
+head -c 262144 /dev/urandom >"$work/fsrc/data.bin"
+chmod 644 "$work/fsrc/data.bin"
+cp "$pagecache" "$fs/bin/reader"
+chmod 755 "$fs/bin/reader"
+"$hangfs" --release-after 30 --lifetime 300 "$work/fsrc" "$fs/f" -o allow_other,auto_unmount \
+	2>"$work/fhangfs.log" &
+fhang_pid=$!
+wait_for /proc/self/mountinfo " $fs/f " 5 || { echo "FAIL: hangfs did not mount $fs/f"; exit 1; }
+model_conf="minsize = 0"
+system_conf="netfs = true"
+start_daemon f
+system_conf=
+fds0=$(fds)
+# The program reads the file at once and lives 3 s; its open event is
+# read while the mount answers, then the mount hangs: the window ends
+# (the program exits) with a file of the hung mount to learn.
+as_nobody "$fs/bin/reader" read 3 "$fs/f/data.bin" &
+bg_pids="$bg_pids $!"
+sleep 1
+kill -USR1 "$fhang_pid"
+worst_f=$(usr1 "$usr1_cap")
+for i in 1 2 3 4 5 6; do
+	sleep 1
+	worst_f=$(worst "$worst_f" "$(usr1 "$usr1_cap")")
+done
+rss_f=$(peak_rss)
+fds1=$(fds)
+grep "file-system jobs:" "$log" | tail -n 1 | sed "s/^.*\(file-system jobs:\)/# f: \1/"
+term "$term_cap"
+kill -USR2 "$fhang_pid"
+if over "$worst_f" 1; then check fail "f: SIGUSR1 answered within 1 s ($worst_f s)"; else check ok "f: SIGUSR1 answered within 1 s ($worst_f s)"; fi
+if over "$term_s" 5 || [ "$saved" != saved ]; then check fail "f: SIGTERM: saved and stopped within 5 s ($term_s s, $saved)"; else check ok "f: SIGTERM: saved and stopped within 5 s ($term_s s)"; fi
+verdict=pass
+{ over "$worst_f" 1 || over "$term_s" 5 || [ "$saved" != saved ]; } && verdict=FAIL
+row "f. hung window, netfs on" "$worst_f" "$term_s $saved" "$rss_f" "$(state_size f)" \
+	"$fds0/$fds1" "$verdict"
 fi
 
 echo
