@@ -1806,24 +1806,6 @@ hangfs_path(void)
 	return g_build_filename(top ? top : ".", "tests", "helpers", "hangfs", NULL);
 }
 
-/* Why the hung-mount case cannot run here; NULL if it can. */
-static const char *
-why_no_hangfs(void)
-{
-	g_autofree char *hangfs = hangfs_path();
-	g_autofree char *fusermount = g_find_program_in_path("fusermount3");
-
-	if (!tu_is_root())
-		return "needs root (mounts a FUSE file system)";
-	if (!g_file_test(hangfs, G_FILE_TEST_IS_EXECUTABLE))
-		return "tests/helpers/hangfs not built (no libfuse3)";
-	if (access("/dev/fuse", R_OK | W_OK) != 0)
-		return "no /dev/fuse";
-	if (!fusermount)
-		return "no fusermount3 (for auto_unmount)";
-	return NULL;
-}
-
 /*
  * An urgent thread blocked in a read of a file system that stopped
  * answering does not hold the exit: the wait returns at its deadline
@@ -2101,8 +2083,8 @@ readahead_suite(void)
 	tcase_set_tags(tc, "kernel");
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	TU_ADD_TEST_UNLESS(tc, test_urgent_stuck_is_abandoned, why_no_hangfs());
-	TU_ADD_TEST_UNLESS(tc, test_stuck_cap, why_no_hangfs());
+	TU_ADD_TEST_UNLESS(tc, test_urgent_stuck_is_abandoned, tu_why_no_hangfs());
+	TU_ADD_TEST_UNLESS(tc, test_stuck_cap, tu_why_no_hangfs());
 	suite_add_tcase(s, tc);
 	return s;
 }
