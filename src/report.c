@@ -615,6 +615,39 @@ json_status_members(JsonWriter *w, const ReportSnapshot *snap)
 	json_key(w, "refused");
 	json_uint(w, snap->launch.refused);
 	json_end_object(w);
+	/* What hung mounts cost: the text dump's "readahead deadline" and "file-system jobs" lines. */
+	json_key(w, "deadlines");
+	json_begin_object(w);
+	json_key(w, "readahead_abandoned");
+	json_uint(w, snap->read_abandoned);
+	json_key(w, "readahead_threads_blocked");
+	json_uint(w, snap->read_stuck);
+	json_key(w, "readahead_refused");
+	json_uint(w, snap->read_refused);
+	json_key(w, "fs_jobs");
+	if (snap->have_fsjobs) {
+		json_begin_object(w);
+		json_key(w, "done");
+		json_uint(w, snap->fsjobs.done);
+		json_key(w, "abandoned");
+		json_uint(w, snap->fsjobs.abandoned);
+		json_key(w, "expired");
+		json_uint(w, snap->fsjobs.expired);
+		json_key(w, "threads_blocked");
+		json_uint(w, snap->fsjobs.stuck);
+		json_key(w, "refused_device");
+		json_uint(w, snap->fsjobs.refused_device);
+		json_key(w, "refused_at_thread_cap");
+		json_uint(w, snap->fsjobs.refused_stuck);
+		json_key(w, "refused_queue_full");
+		json_uint(w, snap->fsjobs.refused_full);
+		json_key(w, "devices_refused");
+		json_uint(w, snap->fsjobs.devices_refused);
+		json_end_object(w);
+	} else {
+		json_null(w);
+	}
+	json_end_object(w);
 	json_key(w, "cpu_ms");
 	json_double(w, snap->cpu_us / 1000.0);
 	json_key(w, "cpu_ms_by_stage");

@@ -290,6 +290,35 @@ START_TEST(test_status_text)
 }
 END_TEST
 
+/* The JSON status carries the deadline counters the text dump has. */
+START_TEST(test_status_json_deadlines)
+{
+	g_autoptr(ReportSnapshot) snap = NULL;
+	g_autofree char *json = NULL;
+
+	snap = report_snapshot_new(&fx.src, 0);
+	snap->read_abandoned = 3;
+	snap->read_stuck = 1;
+	snap->read_refused = 2;
+	json = report_status_text(snap, TRUE);
+	ck_assert_ptr_nonnull(strstr(json, "\"deadlines\":{\"readahead_abandoned\":3,"
+				    "\"readahead_threads_blocked\":1,\"readahead_refused\":2,"
+				    "\"fs_jobs\":null}"));
+	g_clear_pointer(&json, g_free);
+	snap->have_fsjobs = TRUE;
+	snap->fsjobs.done = 9;
+	snap->fsjobs.abandoned = 1;
+	snap->fsjobs.stuck = 1;
+	snap->fsjobs.refused_device = 4;
+	snap->fsjobs.devices_refused = 1;
+	json = report_status_text(snap, TRUE);
+	ck_assert_ptr_nonnull(strstr(json, "\"fs_jobs\":{\"done\":9,\"abandoned\":1,\"expired\":0,"
+				    "\"threads_blocked\":1,\"refused_device\":4,"
+				    "\"refused_at_thread_cap\":0,\"refused_queue_full\":0,"
+				    "\"devices_refused\":1}}"));
+}
+END_TEST
+
 /* A span under a minute is given in seconds, not as "the last 0 min". */
 START_TEST(test_status_text_first_minute)
 {
@@ -601,6 +630,7 @@ report_suite(void)
 	tcase_add_test(tc, test_top_literal);
 	tcase_add_test(tc, test_status_text);
 	tcase_add_test(tc, test_status_text_first_minute);
+	tcase_add_test(tc, test_status_json_deadlines);
 	tcase_add_test(tc, test_hit_log_hour);
 	tcase_add_test(tc, test_hits_text);
 	tcase_add_test(tc, test_status_line);
