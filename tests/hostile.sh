@@ -262,6 +262,18 @@ row() {
 "
 }
 
+# hung_verdict NAME LABEL WORST RSS FDS [BROKEN]: after term, the checks of
+# a hung-mount scenario (SIGUSR1 within 1 s, saved and stopped within 5 s)
+# and its row; BROKEN=yes fails it for a reason checked by the caller
+hung_verdict() {
+	if over "$3" 1; then check fail "$1: SIGUSR1 answered within 1 s ($3 s)"; else check ok "$1: SIGUSR1 answered within 1 s ($3 s)"; fi
+	if over "$term_s" 5 || [ "$saved" != saved ]; then check fail "$1: SIGTERM: saved and stopped within 5 s ($term_s s, $saved)"; else check ok "$1: SIGTERM: saved and stopped within 5 s ($term_s s)"; fi
+	verdict=pass
+	{ over "$3" 1 || over "$term_s" 5 || [ "$saved" != saved ] || [ "${6:-no}" = yes ]; } &&
+		verdict=FAIL
+	row "$2" "$3" "$term_s $saved" "$4" "$(state_size "$1")" "$5" "$verdict"
+}
+
 mount_tmpfs "$fs"
 mkdir -p "$fs/bin" "$work/src"
 
@@ -530,14 +542,10 @@ hung_learned() {
 	grep "file-system jobs:" "$log" | tail -n 1 | sed "s/^.*\(file-system jobs:\)/# $1: \1/"
 	term "$term_cap"
 	kill -USR2 "$uhang_pid"
-	if over "$worst_h" 1; then check fail "$1: SIGUSR1 answered within 1 s ($worst_h s)"; else check ok "$1: SIGUSR1 answered within 1 s ($worst_h s)"; fi
-	if over "$term_s" 5 || [ "$saved" != saved ]; then check fail "$1: SIGTERM: saved and stopped within 5 s ($term_s s, $saved)"; else check ok "$1: SIGTERM: saved and stopped within 5 s ($term_s s)"; fi
-	verdict=pass
-	{ over "$worst_h" 1 || over "$term_s" 5 || [ "$saved" != saved ] || [ "$learned" = no ]; } &&
-		verdict=FAIL
 	if [ "$2" = true ]; then onoff=on; else onoff=off; fi
-	row "$1. hung learned, netfs $onoff" "$worst_h" "$term_s $saved" "$rss_h" \
-		"$(state_size "$1")" "$fds0/$fds1" "$verdict"
+	broken=no
+	[ "$learned" = no ] && broken=yes
+	hung_verdict "$1" "$1. hung learned, netfs $onoff" "$worst_h" "$rss_h" "$fds0/$fds1" "$broken"
 }
 hung_learned d false
 wants e && hung_learned e true
@@ -576,12 +584,7 @@ fds1=$(fds)
 grep "file-system jobs:" "$log" | tail -n 1 | sed "s/^.*\(file-system jobs:\)/# f: \1/"
 term "$term_cap"
 kill -USR2 "$fhang_pid"
-if over "$worst_f" 1; then check fail "f: SIGUSR1 answered within 1 s ($worst_f s)"; else check ok "f: SIGUSR1 answered within 1 s ($worst_f s)"; fi
-if over "$term_s" 5 || [ "$saved" != saved ]; then check fail "f: SIGTERM: saved and stopped within 5 s ($term_s s, $saved)"; else check ok "f: SIGTERM: saved and stopped within 5 s ($term_s s)"; fi
-verdict=pass
-{ over "$worst_f" 1 || over "$term_s" 5 || [ "$saved" != saved ]; } && verdict=FAIL
-row "f. hung window, netfs on" "$worst_f" "$term_s $saved" "$rss_f" "$(state_size f)" \
-	"$fds0/$fds1" "$verdict"
+hung_verdict f "f. hung window, netfs on" "$worst_f" "$rss_f" "$fds0/$fds1"
 fi
 
 echo
