@@ -7,8 +7,10 @@
  * A connection goes through three steps, never blocking: read its line
  * (G_IO_IN; at most max_request bytes), answer it (the handler runs on
  * the main loop, between two cycles, like the SIGUSR1 dump), write the
- * reply (G_IO_OUT, as the client reads). A deadline timer runs in the
- * first and third steps; when it fires the connection is dropped.
+ * reply (G_IO_OUT, as the client reads). A handler that must wait for a
+ * worker (explain) keeps a ControlLater, and the connection waits in
+ * between, reading nothing. A deadline timer runs in every step but the
+ * answer; when it fires the connection is dropped.
  */
 #include "config.h"
 
@@ -226,10 +228,19 @@ control_done_text(const ControlRequest *req, const char *message)
 
 typedef enum {
 	CLIENT_READING,
+	CLIENT_WAITING,   /* for a reply given later (ControlLater) */
 	CLIENT_WRITING,
 } ClientStep;
 
-typedef struct Client {
+typedef struct Client Client;
+
+struct ControlLater {
+	Client *client;       /* NULL once the connection is gone */
+	gboolean json;        /* the request asked for JSON */
+	gboolean kept;        /* control_later_keep() was called */
+};
+
+struct Client {
 	Control *control;     /* the owner */
 	int fd;
 	ClientStep step;
@@ -239,7 +250,8 @@ typedef struct Client {
 	guint io_source;
 	guint deadline_source;
 	GList *link;          /* in control->clients */
-} Client;
+	ControlLater *later;  /* the pending reply's, owned by the handler once kept */
+};
 
 struct Control {
 	char *path;
@@ -264,6 +276,9 @@ client_free(Client *client)
 	if (client->deadline_source)
 		g_source_remove(client->deadline_source);
 	g_queue_delete_link(&control->clients, client->link);
+	/* A reply still to come is discarded when it comes. */
+	if (client->later)
+		client->later->client = NULL;
 	close(client->fd);
 	g_string_free(client->in, TRUE);
 	g_string_free(client->out, TRUE);
@@ -276,18 +291,21 @@ on_deadline(gpointer user_data)
 	Client *client = user_data;
 
 	client->deadline_source = 0;
-	g_debug("control: dropping a client that did not %s in time",
-		client->step == CLIENT_READING ? "send its request" : "read its reply");
+	if (client->step == CLIENT_WAITING)
+		g_debug("control: dropping a client whose reply did not come in time");
+	else
+		g_debug("control: dropping a client that did not %s in time",
+			client->step == CLIENT_READING ? "send its request" : "read its reply");
 	client_free(client);
 	return G_SOURCE_REMOVE;
 }
 
 static void
-client_set_deadline(Client *client)
+client_set_deadline(Client *client, guint ms)
 {
 	if (client->deadline_source)
 		g_source_remove(client->deadline_source);
-	client->deadline_source = g_timeout_add(client->control->limits.deadline_ms, on_deadline, client);
+	client->deadline_source = g_timeout_add(ms, on_deadline, client);
 }
 
 static gboolean on_client_io(gint fd, GIOCondition condition, gpointer user_data);
@@ -312,36 +330,17 @@ client_reply(Client *client, gboolean ok, const char *body)
 	client->step = CLIENT_WRITING;
 	/* No more reading: what the client sends now is ignored. */
 	(void)shutdown(client->fd, SHUT_RD);
-	g_source_remove(client->io_source);
+	if (client->io_source)
+		g_source_remove(client->io_source);
 	client->io_source = g_unix_fd_add(client->fd, G_IO_OUT, on_client_io, client);
-	client_set_deadline(client);
+	client_set_deadline(client, control->limits.deadline_ms);
 }
 
+/* Replies with body (taken), wrapped as {"error":...} for an error asked in JSON. */
 static void
-client_handle_line(Client *client, const char *line)
+client_answer(Client *client, gboolean ok, gboolean json, char *body)
 {
-	g_autoptr(GError) error = NULL;
-	ControlRequest req;
-	g_autofree char *body = NULL;
-	gboolean ok = FALSE;
-
-	if (!control_request_parse(line, &req, &error)) {
-		g_auto(GStrv) tokens = g_strsplit(line, " ", -1);
-
-		if (g_strv_contains((const char *const *)tokens, "--json")) {
-			g_autoptr(GString) wrapped = g_string_new("{\"error\":");
-
-			json_append_string(wrapped, error->message);
-			g_string_append(wrapped, "}\n");
-			client_reply(client, FALSE, wrapped->str);
-			return;
-		}
-		client_reply(client, FALSE, error->message);
-		return;
-	}
-	g_debug("control: %s%s", control_verb_name(req.verb), req.json ? " --json" : "");
-	body = client->control->handler(&req, &ok, client->control->user_data);
-	if (!ok && req.json) {
+	if (!ok && json) {
 		/* A script that asked for JSON gets its error as JSON too. */
 		GString *wrapped = g_string_new("{\"error\":");
 
@@ -350,8 +349,76 @@ client_handle_line(Client *client, const char *line)
 		g_free(body);
 		body = g_string_free(wrapped, FALSE);
 	}
-	control_request_clear(&req);
 	client_reply(client, ok, body ? body : "");
+	g_free(body);
+}
+
+void
+control_later_keep(ControlLater *later)
+{
+	g_return_if_fail(later != NULL);
+	later->kept = TRUE;
+}
+
+void
+control_later_reply(ControlLater *later, gboolean ok, const char *body)
+{
+	Client *client;
+
+	g_return_if_fail(later != NULL && later->kept);
+	client = later->client;
+	if (client) {
+		client->later = NULL;
+		client_answer(client, ok, later->json, g_strdup(body));
+	}
+	g_free(later);
+}
+
+static void
+client_handle_line(Client *client, const char *line)
+{
+	g_autoptr(GError) error = NULL;
+	ControlRequest req;
+	ControlLater *later;
+	char *body;
+	gboolean ok = FALSE, json;
+
+	if (!control_request_parse(line, &req, &error)) {
+		g_auto(GStrv) tokens = g_strsplit(line, " ", -1);
+
+		client_answer(client, FALSE, g_strv_contains((const char *const *)tokens, "--json"),
+			      g_strdup(error->message));
+		return;
+	}
+	g_debug("control: %s%s", control_verb_name(req.verb), req.json ? " --json" : "");
+	later = g_new0(ControlLater, 1);
+	later->client = client;
+	later->json = req.json;
+	client->later = later;
+	body = client->control->handler(&req, &ok, later, client->control->user_data);
+	json = req.json;
+	control_request_clear(&req);
+	if (client->later != later) {
+		/* Kept and answered before the handler returned: later is gone. */
+		g_free(body);
+		return;
+	}
+	if (later->kept) {
+		/* The reply comes later: read nothing more meanwhile, and wait a bounded time. */
+		const Control *control = client->control;
+
+		g_free(body);
+		client->step = CLIENT_WAITING;
+		(void)shutdown(client->fd, SHUT_RD);
+		g_source_remove(client->io_source);
+		client->io_source = 0;
+		client_set_deadline(client, control->limits.wait_ms ? control->limits.wait_ms
+								    : CONTROL_WAIT_MS);
+		return;
+	}
+	client->later = NULL;
+	g_free(later);
+	client_answer(client, ok, json, body);
 }
 
 /* Reads what there is; returns FALSE when the client is gone or dropped. */
@@ -484,7 +551,7 @@ control_accept_one(Control *control, int fd)
 	g_queue_push_tail(&control->clients, client);
 	client->link = control->clients.tail;
 	client->io_source = g_unix_fd_add(fd, G_IO_IN, on_client_io, client);
-	client_set_deadline(client);
+	client_set_deadline(client, control->limits.deadline_ms);
 }
 
 /* Connections accepted per wake-up: a flood must not hold the main loop. */
@@ -619,7 +686,7 @@ control_new(const char *path, const ControlLimits *limits, ControlHandler handle
 	    gpointer user_data, GError **error)
 {
 	static const ControlLimits defaults = {
-		CONTROL_MAX_REQUEST, CONTROL_DEADLINE_MS, CONTROL_MAX_REPLY, CONTROL_MAX_CLIENTS,
+		CONTROL_MAX_REQUEST, CONTROL_DEADLINE_MS, CONTROL_MAX_REPLY, CONTROL_MAX_CLIENTS, CONTROL_WAIT_MS,
 	};
 	Control *control;
 

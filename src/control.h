@@ -100,14 +100,39 @@ char *control_answer(const ControlRequest *req, const ReportSources *src, gboole
  */
 char *control_done_text(const ControlRequest *req, const char *message);
 
-/* Answers one request: the body, and *ok FALSE for an ERROR reply. */
-typedef char *(*ControlHandler)(const ControlRequest *req, gboolean *ok, gpointer user_data);
+/*
+ * A reply given later. A handler that cannot answer at once (explain's
+ * page-cache probe runs on a file-system worker, see fsjob.h) calls
+ * control_later_keep() on the ControlLater it was given and returns NULL;
+ * it then answers exactly once with control_later_reply(), which frees
+ * the ControlLater. Meanwhile the connection reads nothing more and
+ * waits at most CONTROL_WAIT_MS; if it is gone by the reply (dropped,
+ * hung up, or the Control freed), the reply is discarded. A handler that
+ * does not keep it answers through its return value as usual.
+ */
+typedef struct ControlLater ControlLater;
+
+/* Milliseconds a connection waits for a reply given later. */
+#define CONTROL_WAIT_MS 10000
+
+/* Keeps later past the handler's return; the caller then owns it. */
+void control_later_keep(ControlLater *later);
+/* The reply to a kept request (body as a handler returns it); frees later. */
+void control_later_reply(ControlLater *later, gboolean ok, const char *body);
+
+/*
+ * Answers one request: the body, and *ok FALSE for an ERROR reply; or
+ * NULL after control_later_keep(later) (see above).
+ */
+typedef char *(*ControlHandler)(const ControlRequest *req, gboolean *ok, ControlLater *later,
+				gpointer user_data);
 
 typedef struct ControlLimits {
 	gsize max_request;
 	guint deadline_ms;
 	gsize max_reply;
 	guint max_clients;
+	guint wait_ms;        /* for a reply given later; 0: CONTROL_WAIT_MS */
 } ControlLimits;
 
 typedef struct Control Control;

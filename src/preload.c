@@ -921,13 +921,101 @@ report_cycle(Daemon *d)
 	notify_status(d->notify, line);
 }
 
+/* An explanation waiting for its residency probe on an fsjob worker. */
+typedef struct ExplainFor {
+	ReportExplain *ex;
+	gboolean json;
+	ControlLater *later;
+	const char *unprobed;    /* why no answer came, unless done had one */
+} ExplainFor;
+
+static void
+explain_done(FsJobStatus status, gpointer data, gpointer user_data)
+{
+	ExplainFor *f = user_data;
+	WatchMeasure m;
+
+	if (status != FSJOB_DONE) {
+		f->unprobed = "its files' file system did not answer within the deadline";
+		return;
+	}
+	m = watch_measure_set_result(((MeasureJob *)data)->set);
+	report_explain_probed(f->ex, m.probed, m.resident);
+	f->unprobed = NULL;
+}
+
+/* Every way a job ends comes here once (done or not): the reply goes now. */
+static void
+explain_reply(gpointer user_data)
+{
+	ExplainFor *f = user_data;
+	g_autofree char *text = NULL;
+
+	if (f->unprobed)
+		report_explain_unprobed(f->ex, f->unprobed);
+	text = report_explain_text(f->ex, f->json);
+	control_later_reply(f->later, TRUE, text);
+	report_explain_free(f->ex);
+	g_free(f);
+}
+
+/*
+ * explain with its residency probe on an fsjob worker, as a start's
+ * probe (launch_measure()): the program's learned files may lie on a
+ * mount that no longer answers, and the main loop must not wait on it.
+ */
 static char *
-on_control(const ControlRequest *req, gboolean *ok, gpointer user_data)
+explain_later(Daemon *d, const ControlRequest *req, gboolean *ok, ControlLater *later)
+{
+	char *error_text = NULL;
+	ReportSources src;
+	ReportExplain *ex;
+	MeasureJob *job;
+	ExplainFor *f;
+	Exe *exe;
+
+	report_sources(d, &src);
+	ex = report_explain(&src, req->program, FALSE, &error_text);
+	if (!ex) {
+		*ok = FALSE;
+		return error_text;
+	}
+	*ok = TRUE;
+	exe = ex->learned ? model_lookup_exe(d->model, ex->path) : NULL;
+	if (!exe) {
+		char *text = report_explain_text(ex, req->json);
+
+		report_explain_free(ex);
+		return text;
+	}
+	job = g_new0(MeasureJob, 1);
+	job->set = watch_measure_set_new(exe, d->model->prefetch_seq, measure_skip,
+					 cycle_get_learn(d->cycle));
+	job->pool = d->fsjobs;
+	f = g_new0(ExplainFor, 1);
+	f->ex = ex;
+	f->json = req->json;
+	f->later = later;
+	/* Stays unless explain_done() runs: a refused job is neither run nor done. */
+	f->unprobed = "a file system of its files missed a deadline lately, or the workers are busy";
+	control_later_keep(later);
+	(void)fsjob_submit(d->fsjobs, watch_measure_set_dev(job->set), measure_run, job,
+			   measure_job_free, explain_done, f, explain_reply);
+	return NULL;
+}
+
+static char *
+on_control(const ControlRequest *req, gboolean *ok, ControlLater *later, gpointer user_data)
 {
 	Daemon *d = user_data;
 	ReportSources src;
 
 	switch (req->verb) {
+	case CONTROL_VERB_EXPLAIN:
+		if (d->fsjobs)
+			return explain_later(d, req, ok, later);
+		report_sources(d, &src);
+		return control_answer(req, &src, ok);
 	case CONTROL_VERB_SAVE:
 		if (!*d->opts.statefile) {
 			*ok = FALSE;

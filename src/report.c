@@ -997,6 +997,7 @@ static const char *const reason_names[REPORT_N_REASONS] = {
 	[REPORT_REASON_STALE] = "stale",
 	[REPORT_REASON_SUCCESSOR] = "successor",
 	[REPORT_REASON_SESSION_OPENER] = "session-opener",
+	[REPORT_REASON_NOT_PROBED] = "not-probed",
 };
 
 const char *
@@ -1249,17 +1250,33 @@ report_explain(const ReportSources *src, const char *program, gboolean probe,
 	if (probe) {
 		WatchMeasure m = watch_measure_exe(exe, model->prefetch_seq, WATCH_PROBE_CACHE);
 
-		ex->probed_bytes = m.probed;
-		ex->resident = m.resident;
-		ex->probed = ex->probed_bytes > 0;
-		/* Nearly all: a few pages of a large set are evicted all the time. */
-		if (ex->probed && ex->resident >= ex->probed_bytes / 100 * 95)
-			add_finding(ex, REPORT_REASON_CACHED,
-				    "already cached: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-				    " KB of its files are resident", ex->resident / 1024,
-				    ex->probed_bytes / 1024);
+		report_explain_probed(ex, m.probed, m.resident);
 	}
 	return ex;
+}
+
+void
+report_explain_probed(ReportExplain *ex, guint64 probed, guint64 resident)
+{
+	g_return_if_fail(ex != NULL);
+
+	ex->probed_bytes = probed;
+	ex->resident = resident;
+	ex->probed = ex->probed_bytes > 0;
+	/* Nearly all: a few pages of a large set are evicted all the time. */
+	if (ex->probed && ex->resident >= ex->probed_bytes / 100 * 95)
+		add_finding(ex, REPORT_REASON_CACHED,
+			    "already cached: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+			    " KB of its files are resident", ex->resident / 1024,
+			    ex->probed_bytes / 1024);
+}
+
+void
+report_explain_unprobed(ReportExplain *ex, const char *why)
+{
+	g_return_if_fail(ex != NULL && why != NULL);
+
+	add_finding(ex, REPORT_REASON_NOT_PROBED, "its files' residency was not measured: %s", why);
 }
 
 void

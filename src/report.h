@@ -219,6 +219,7 @@ typedef enum {
 	REPORT_REASON_STALE,          /* some of its files are gone or were replaced */
 	REPORT_REASON_SUCCESSOR,      /* it bids as the likely next start after the last one */
 	REPORT_REASON_SESSION_OPENER, /* quiet for long: it bids as a session's first start */
+	REPORT_REASON_NOT_PROBED,     /* the residency probe did not answer in time or was refused */
 	REPORT_N_REASONS
 } ReportReason;
 
@@ -255,6 +256,14 @@ const char *report_reason_name(ReportReason reason);
  */
 ReportExplain *report_explain(const ReportSources *src, const char *program, gboolean probe,
 			      char **error_text);
+/*
+ * The residency probe's answer, for an explanation made with probe FALSE
+ * whose probe ran elsewhere (a file-system worker): fills the figures and
+ * adds the "cached" finding when nearly all is resident.
+ */
+void report_explain_probed(ReportExplain *explain, guint64 probed, guint64 resident);
+/* The probe gave no answer: a "not-probed" finding saying why. */
+void report_explain_unprobed(ReportExplain *explain, const char *why);
 void report_explain_free(ReportExplain *explain);
 char *report_explain_text(const ReportExplain *explain, gboolean json);
 

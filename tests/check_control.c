@@ -113,6 +113,9 @@ typedef struct SocketFixture {
 	char *path;
 	guint calls;
 	gboolean fail;        /* the handler answers an error */
+	gboolean defer;       /* the handler keeps its ControlLater ... */
+	gboolean defer_now;   /* ... and answers it before it returns */
+	ControlLater *later;  /* kept, not answered yet */
 } SocketFixture;
 
 static SocketFixture sf;
@@ -124,6 +127,8 @@ socket_setup(void)
 	sf.path = g_build_filename(sf.dir, "run", "control", NULL);
 	sf.calls = 0;
 	sf.fail = FALSE;
+	sf.defer = sf.defer_now = FALSE;
+	sf.later = NULL;
 }
 
 static void
@@ -135,12 +140,22 @@ socket_teardown(void)
 }
 
 static char *
-handler(const ControlRequest *req, gboolean *ok, gpointer user_data)
+handler(const ControlRequest *req, gboolean *ok, ControlLater *later, gpointer user_data)
 {
 	SocketFixture *f = user_data;
 
 	f->calls++;
 	*ok = !f->fail;
+	if (f->defer) {
+		control_later_keep(later);
+		if (f->defer_now) {
+			control_later_reply(later, !f->fail, "at once");
+			return NULL;
+		}
+		f->later = later;
+		/* What a deferring handler returns is not sent. */
+		return g_strdup("not this");
+	}
 	return g_strdup_printf("%s %u", control_verb_name(req->verb), req->count);
 }
 
@@ -213,7 +228,7 @@ run_loop(guint ms)
 	g_main_loop_unref(loop);
 }
 
-static const ControlLimits short_limits = { 64, 200, 4096, 3 };
+static const ControlLimits short_limits = { 64, 200, 4096, 3, 0 };
 
 START_TEST(test_socket_answers)
 {
@@ -274,6 +289,101 @@ START_TEST(test_socket_answers)
 	close(fd);
 	ck_assert_str_eq(json_error, "ERROR\n{\"error\":\"save 0\"}\n");
 	ck_assert_uint_eq(control_n_clients(control), 0);
+}
+END_TEST
+
+/* Sends line on a new connection and runs the loop until the handler has it. */
+static int
+client_ask(const char *line)
+{
+	int fd = client_connect(sf.path);
+	guint calls = sf.calls;
+
+	ck_assert_int_eq(send(fd, line, strlen(line), 0), (ssize_t)strlen(line));
+	for (int i = 0; i < 2000 && sf.calls == calls; i++) {
+		g_main_context_iteration(NULL, FALSE);
+		g_usleep(1000);
+	}
+	ck_assert_uint_eq(sf.calls, calls + 1);
+	return fd;
+}
+
+/*
+ * A reply given later arrives when it is given, not before, and past the
+ * 200 ms deadline of reading a request (the wait has its own, 1 s here);
+ * errors asked in JSON come as JSON; a reply given before the handler
+ * returns goes out once.
+ */
+START_TEST(test_socket_later)
+{
+	static const ControlLimits limits = { 64, 200, 4096, 3, 1000 };
+	g_autoptr(Control) control = control_new(sf.path, &limits, handler, &sf, NULL);
+	g_autofree char *reply = NULL, *json = NULL, *now = NULL;
+	char buf[16];
+	int fd;
+
+	ck_assert_ptr_nonnull(control);
+	sf.defer = TRUE;
+	fd = client_ask("explain x\n");
+	ck_assert_ptr_nonnull(sf.later);
+	spin(400);
+	/* Nothing yet, and the connection still held. */
+	ck_assert_int_eq(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	ck_assert_uint_eq(control_n_clients(control), 1);
+	control_later_reply(sf.later, TRUE, "probed");
+	sf.later = NULL;
+	reply = client_read_all(fd, 2000);
+	close(fd);
+	ck_assert_str_eq(reply, "OK\nprobed\n");
+
+	fd = client_ask("explain x --json\n");
+	control_later_reply(sf.later, FALSE, "gone");
+	sf.later = NULL;
+	json = client_read_all(fd, 2000);
+	close(fd);
+	ck_assert_str_eq(json, "ERROR\n{\"error\":\"gone\"}\n");
+
+	sf.defer_now = TRUE;
+	fd = client_ask("explain x\n");
+	now = client_read_all(fd, 2000);
+	close(fd);
+	ck_assert_str_eq(now, "OK\nat once\n");
+	ck_assert_uint_eq(control_n_clients(control), 0);
+}
+END_TEST
+
+/*
+ * A reply that does not come within the wait: the connection is dropped
+ * at the wait's deadline, and the late reply (and one to a client that
+ * hung up, or after the Control is gone) is discarded without a fault.
+ */
+START_TEST(test_socket_later_dropped)
+{
+	static const ControlLimits limits = { 64, 200, 4096, 3, 300 };
+	Control *control = control_new(sf.path, &limits, handler, &sf, NULL);
+	g_autofree char *reply = NULL;
+	ControlLater *late;
+	gint64 start;
+	int fd;
+
+	ck_assert_ptr_nonnull(control);
+	sf.defer = TRUE;
+	fd = client_ask("explain x\n");
+	late = sf.later;
+	start = g_get_monotonic_time();
+	reply = client_read_all(fd, 2000);
+	close(fd);
+	ck_assert_str_eq(reply, "");
+	ck_assert_int_ge(g_get_monotonic_time() - start, 250 * 1000);
+	ck_assert_uint_eq(control_n_clients(control), 0);
+	control_later_reply(late, TRUE, "too late");
+
+	/* Pending while the Control is freed. */
+	fd = client_ask("explain x\n");
+	late = sf.later;
+	control_free(control);
+	control_later_reply(late, TRUE, "after the end");
+	close(fd);
 }
 END_TEST
 
@@ -410,7 +520,7 @@ cpu_us(void)
  */
 START_TEST(test_socket_out_of_fds)
 {
-	static const ControlLimits limits = { 64, 5000, 4096, 64 };
+	static const ControlLimits limits = { 64, 5000, 4096, 64, 0 };
 	g_autoptr(Control) control = control_new(sf.path, &limits, handler, &sf, NULL);
 	struct rlimit rl, saved;
 	int fds[4], lowest = dup(0);
@@ -463,6 +573,8 @@ control_suite(void)
 	tcase_add_checked_fixture(ts, socket_setup, socket_teardown);
 	tcase_add_test(ts, test_socket_answers);
 	tcase_add_test(ts, test_socket_stalled);
+	tcase_add_test(ts, test_socket_later);
+	tcase_add_test(ts, test_socket_later_dropped);
 	tcase_add_test(ts, test_socket_too_long);
 	tcase_add_test(ts, test_socket_full);
 	tcase_add_test(ts, test_socket_in_use);

@@ -22,8 +22,10 @@
 #     (the sweep) and, when nobody starts the program again, probes its
 #     learned set's residency; neither may hold the main loop: SIGUSR1
 #     within 1 s, SIGTERM saves and exits within 5 s;
+#     `preloadctl explain` of the program meanwhile probes the same set:
+#     it is answered (without the figures), and never from the main loop;
 #  e. the same with netfs = true: the lookups run on workers with a
-#     deadline and are abandoned;
+#     deadline and are abandoned (explain says "not-probed");
 #  f. with netfs = true, a program reads a file of a FUSE mount at
 #     start-up and the mount stops answering before its start-up window
 #     ends: learning the window (an open and a residency query of each
@@ -49,6 +51,7 @@ preload=${PRELOAD:-$top_builddir/src/preload}
 hangfs=${HANGFS:-$top_builddir/tests/helpers/hangfs}
 mapper=${MAPPER:-$top_builddir/tests/helpers/mapper}
 pagecache=${PAGECACHE:-$top_builddir/tests/helpers/pagecache}
+preloadctl=${PRELOADCTL:-$top_builddir/src/tools/preloadctl}
 cc=${CC:-cc}
 usr1_cap=${USR1_CAP:-5}
 term_cap=${TERM_CAP:-8}
@@ -161,7 +164,7 @@ $system_conf
 EOF
 	: >"$log"
 	(ulimit -n 1024; exec "$preload" -f -c "$work/preload.conf" -s "$work/$1.state" \
-		-l "$log" -V 5) &
+		-l "$log" -V 5 --control "$work/control") &
 	daemon_pid=$!
 	wait_for "$log" "preload .* started" 10 || { echo "FAIL: daemon did not start"; exit 1; }
 	wait_for "$log" "fanotify on\|maps scanner" 5 || { echo "FAIL: nothing about fanotify"; exit 1; }
@@ -525,25 +528,45 @@ hung_learned() {
 		start_daemon "$1"
 	fi
 	system_conf=
+	broken=no
 	fds0=$(fds)
 	# nobody starts the program again (it waits for its file): its learned set is probed.
 	timeout -s KILL 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$fs/bin/mapper" 1 \
 		"$fs/u/lib.so" >/dev/null 2>&1 &
 	bg_pids="$bg_pids $!"
 	sleep 0.5
+	# explain probes the learned set too; its answer waits, the daemon does not.
+	explain_t0=$(now)
+	(timeout -s KILL 10 "$preloadctl" -s "$work/control" --json explain mapper \
+		>"$work/$1.explain" 2>&1; echo "rc=$? after $(since "$explain_t0") s" \
+		>>"$work/$1.explain") &
+	bg_pids="$bg_pids $!"
 	worst_h=$(usr1 "$usr1_cap")
 	# Two cycles: the sweep reaches both of the model's maps; then the probe's deadline.
 	for i in 1 2 3 4; do
 		sleep 1
 		worst_h=$(worst "$worst_h" "$(usr1 "$usr1_cap")")
 	done
+	wait_for "$work/$1.explain" "^rc=" 6
+	explained=$(tail -n 1 "$work/$1.explain")
+	case "$explained" in
+	"rc=0 "*) check ok "$1: explain answered ($explained)" ;;
+	*) check fail "$1: explain answered ($explained)"; broken=yes ;;
+	esac
+	if [ "$2" = true ]; then
+		if grep -q '"not-probed"' "$work/$1.explain"; then
+			check ok "$1: explain says its set was not probed"
+		else
+			check fail "$1: explain says its set was not probed: $(head -c 300 "$work/$1.explain")"
+			broken=yes
+		fi
+	fi
 	rss_h=$(peak_rss)
 	fds1=$(fds)
 	grep "file-system jobs:" "$log" | tail -n 1 | sed "s/^.*\(file-system jobs:\)/# $1: \1/"
 	term "$term_cap"
 	kill -USR2 "$uhang_pid"
 	if [ "$2" = true ]; then onoff=on; else onoff=off; fi
-	broken=no
 	[ "$learned" = no ] && broken=yes
 	hung_verdict "$1" "$1. hung learned, netfs $onoff" "$worst_h" "$rss_h" "$fds0/$fds1" "$broken"
 }
