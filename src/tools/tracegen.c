@@ -560,11 +560,14 @@ static const AppSpec kde_app_specs[] = {
 /*
  * A user of `apps`: each application has `n_follow` favourite successors
  * taking `strength` of its launches between them (the first twice as
- * often as the next), the rest spread evenly. First launches after login
- * or idleness favour the first two applications (a browser, the mail).
+ * often as the next), the rest spread in proportion to `popularity` (n
+ * weights; NULL: evenly). First launches after login or idleness favour
+ * the first two applications (a browser, the mail), or follow
+ * `popularity` when given.
  */
 static GenUser *
-user_new(Gen *gen, GArray *apps, GArray *desktop, guint n_follow, double strength)
+user_new_weighted(Gen *gen, GArray *apps, GArray *desktop, guint n_follow, double strength,
+		  const double *popularity)
 {
 	GenUser *u = g_new0(GenUser, 1);
 	guint n = apps->len;
@@ -581,7 +584,7 @@ user_new(Gen *gen, GArray *apps, GArray *desktop, guint n_follow, double strengt
 
 	for (guint i = 0; i < n; i++) {
 		double *row = &u->follow[(gsize)i * n];
-		double favour = 0, total = 0;
+		double favour = 0, total = 0, rest = 0;
 
 		for (guint k = 0; k < n_follow && n > 1; k++) {
 			guint j;
@@ -593,19 +596,28 @@ user_new(Gen *gen, GArray *apps, GArray *desktop, guint n_follow, double strengt
 			row[j] = (double)(1u << (n_follow - k));
 			favour += row[j];
 		}
+		for (guint j = 0; j < n; j++)
+			if (!(row[j] > 0) && j != i)
+				rest += popularity ? popularity[j] : 1.0;
 		for (guint j = 0; j < n; j++) {
 			if (row[j] > 0)
 				row[j] = strength * row[j] / favour;
-			else if (j != i)
-				row[j] = (1.0 - (favour > 0 ? strength : 0)) /
-					 (double)MAX(n - 1 - MIN(n_follow, n - 1), 1);
+			else if (j != i && rest > 0)
+				row[j] = (1.0 - (favour > 0 ? strength : 0)) *
+					 (popularity ? popularity[j] : 1.0) / rest;
 			total += row[j];
 		}
 		for (guint j = 0; j < n; j++)
 			row[j] /= total;
-		u->first[i] = i < 2 ? 4.0 : 1.0;
+		u->first[i] = popularity ? popularity[i] : i < 2 ? 4.0 : 1.0;
 	}
 	return u;
+}
+
+static GenUser *
+user_new(Gen *gen, GArray *apps, GArray *desktop, guint n_follow, double strength)
+{
+	return user_new_weighted(gen, apps, desktop, n_follow, strength, NULL);
 }
 
 /* ---- running it ---- */
@@ -1233,6 +1245,40 @@ build_churn(Gen *gen)
 }
 
 /*
+ * Many applications with weak structure: 30 applications, some used far
+ * more than others (weight 1/(i+1)); each has one favourite successor
+ * that takes 30 % of what follows it, the rest follows the applications'
+ * popularity. Who starts next depends more on how popular each program
+ * is than on what ran before it.
+ */
+static void
+build_weak(Gen *gen)
+{
+	Shared shared = { 0 };
+	GArray *desktop, *apps = g_array_new(FALSE, FALSE, sizeof(guint));
+	double popularity[30];
+
+	shared_init(gen, &shared);
+	add_system(gen, &shared);
+	desktop = apps_from_specs(gen, &shared, gnome_desktop_specs,
+				  G_N_ELEMENTS(gnome_desktop_specs));
+	for (guint i = 0; i < G_N_ELEMENTS(popularity); i++) {
+		g_autofree char *path = g_strdup_printf("/usr/bin/weak-app-%02u", i);
+		AppSpec spec = { path, i % 3 == 0 ? STACK_KDE : STACK_GTK,
+				 log_uniform(gen, 100, 3000), log_uniform(gen, 2, 80),
+				 log_uniform(gen, 4, 40) };
+		guint exe = app_new(gen, &shared, &spec);
+
+		g_array_append_val(apps, exe);
+		popularity[i] = 1.0 / (i + 1);
+	}
+	g_ptr_array_add(gen->users, user_new_weighted(gen, apps, desktop, 1, 0.3, popularity));
+	gen->mem_total = 8 * 1024 * 1024;
+	gen->budget_share = 0.2;
+	shared_clear(&shared);
+}
+
+/*
  * A developer's machine: the single-user desktop, and builds of 46
  * projects (--projects), each running its own 24 tools in a fixed order,
  * which makes more than a thousand distinct executables.
@@ -1285,6 +1331,7 @@ static const Scenario scenarios[] = {
 	{ "two-user", "a GNOME and a KDE user taking turns, sharing only Firefox", build_two_user },
 	{ "churn", "60 applications used almost at random, in short sessions", build_churn },
 	{ "scale", "single-user plus 46 projects' builds: over 1,100 executables", build_scale },
+	{ "weak", "30 applications of unequal popularity, with weak structure", build_weak },
 };
 
 /*
