@@ -47,6 +47,14 @@ CONF_BOOL(model, successor, TRUE,
 	"cycle and a half. Users launch applications in habits that this "
 	"order shows even when the programs never run together.")
 
+CONF_BOOL(model, frequency, TRUE,
+	"Whether a second expert, each program's share of all starts, is "
+	"mixed into the bids, with a weight learned from how well each of "
+	"the two foretold the starts seen so far. Where the order of starts "
+	"says little (programs that follow no other), the programs started "
+	"most often are prefetched; where it says much, the model's own bids "
+	"count.")
+
 CONF_INT(model, minsize, 2000000, 0, G_GINT64_CONSTANT(1) << 40, "bytes",
 	"Smallest total size of accepted maps for an executable to be "
 	"modelled. Smaller programs load fast anyway; they are remembered as "

@@ -811,6 +811,7 @@ model_new(void)
 	model->candidates = g_ptr_array_new();
 	model->quiet_exes = g_ptr_array_new();
 	model->bad_exes_oldest = G_MININT64;
+	model->freq_weight = MODEL_FREQ_WEIGHT;
 	return model;
 }
 
@@ -1240,6 +1241,32 @@ note_starts(Model *model, Exe *const *starts, guint n, gint64 now)
 	model->last_start_time = now;
 }
 
+/*
+ * Moves the frequency expert's weight by the starts of this scan, from the
+ * shares the last scoring left on them (model.h, MODEL_FREQ_STEP). A start
+ * of an exe without maps is left out: nothing was predicted for it (the
+ * replay does not score the cycles before such starts).
+ */
+static void
+note_experts(Model *model, Exe *const *starts, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		const Exe *exe = starts[i];
+		double w = model->freq_weight, m, f, r;
+
+		if (exe->expert_stamp != model->score_stamp || exe->exemaps->len == 0)
+			continue;
+		m = exe->expert_model;
+		f = exe->expert_freq;
+		if (!(w * f + (1 - w) * m > 0))
+			continue;
+		/* r: the frequency expert's share of the mixture's probability of this start. */
+		r = w * f / (w * f + (1 - w) * m);
+		w += MODEL_FREQ_STEP * (r - w);
+		model->freq_weight = CLAMP(w, MODEL_FREQ_MIN, 1 - MODEL_FREQ_MIN);
+	}
+}
+
 double
 model_quiet(const Model *model)
 {
@@ -1283,6 +1310,8 @@ model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 			g_ptr_array_add(model->stopped, exe);
 		}
 	}
+	if (n_started > 0)
+		note_experts(model, started, n_started);
 	note_starts(model, started, n_started, now);
 	/* 2. The chains the exes have record the transitions. */
 	for (guint i = 0; i < n; i++) {

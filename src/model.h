@@ -178,6 +178,13 @@ typedef struct Exe {
 	/* runtime */
 	GHashTable *map_set;  /* the Map * of exemaps once there are EXE_MAP_SET_MIN or
 				 more, NULL before: a duplicate check in O(1) */
+	/*
+	 * What the prophet's two experts (prophet.h, "frequency") gave it at
+	 * the scoring numbered expert_stamp, each as its share of that
+	 * expert's probability over the stopped exes: read when it starts.
+	 */
+	float expert_model, expert_freq;
+	guint expert_stamp;
 } Exe;
 
 /*
@@ -331,6 +338,12 @@ typedef struct Model {
 	double n_starts;         /* starts noted */
 	double soon_gaps, n_soon_gaps;   /* the gaps shorter than model_quiet() */
 	double quiet_gaps, n_quiet_gaps; /* the others, less model_quiet() */
+	/*
+	 * The weight of the frequency expert against the model's own bids
+	 * (prophet.h, "frequency"), learned at every start (model_exes_changed()):
+	 * MODEL_FREQ_WEIGHT at first. Runtime: a restart learns it again.
+	 */
+	double freq_weight;
 	ModelEvictions evictions; /* what the caps did */
 } Model;
 
@@ -515,6 +528,22 @@ void model_link_exe(Model *model, Exe *exe, gint64 now);
  * start counts.)
  */
 void model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now);
+
+/*
+ * The frequency expert's weight (Model.freq_weight) before any start, the
+ * step by which each start moves it, and its bounds. At each start of an
+ * exe the last scoring gave shares (Exe.expert_model m and expert_freq f,
+ * both > 0 or either) and that has maps, the weight w becomes
+ *   w + MODEL_FREQ_STEP * (w f / (w f + (1 - w) m) - w)
+ * clamped to [MODEL_FREQ_MIN, 1 - MODEL_FREQ_MIN]: an online EM step
+ * towards the mixture that gave the starts seen the highest likelihood,
+ * remembering about the last 1 / MODEL_FREQ_STEP starts. The bounds keep
+ * either expert from being written off for good (at 0, a share of 0
+ * would never move it again).
+ */
+#define MODEL_FREQ_WEIGHT 0.5
+#define MODEL_FREQ_STEP (1.0 / 32)
+#define MODEL_FREQ_MIN 0.01
 /*
  * The time without starts after which the next start is a session's
  * first (after a quiet spell) rather than the successor of the last

@@ -336,6 +336,60 @@ prophet_bid_successors(Model *model, gint64 cycle)
 	}
 }
 
+void
+prophet_bid_frequency(Model *model, gint64 cycle)
+{
+	GHashTableIter iter;
+	gpointer value;
+	double sum_model = 0, stopped_starts = 0, mass, w;
+
+	g_return_if_fail(model != NULL);
+
+	/* The model's total over the stopped exes: only the scored ones have bids. */
+	for (guint i = 0; i < model->scored_exes->len; i++) {
+		const Exe *exe = g_ptr_array_index(model->scored_exes, i);
+
+		if (!exe_is_running(model, exe))
+			sum_model += -expm1(exe->lnprob);
+	}
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const Exe *exe = value;
+
+		if (exe->starts > 0 && !exe_is_running(model, exe))
+			stopped_starts += exe->starts;
+	}
+	if (sum_model > 0)
+		mass = sum_model;
+	else if (model->n_start_gaps > 0)
+		mass = p_leave(cycle, MAX(model->start_gaps / model->n_start_gaps, 1.0));
+	else
+		mass = 0;
+	w = CLAMP(model->freq_weight, 0.0, 1.0);
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		Exe *exe = value;
+		gboolean scored = exe->score_stamp == model->score_stamp;
+		double p_model, f, p;
+
+		if (exe_is_running(model, exe))
+			continue;
+		p_model = scored ? -expm1(exe->lnprob) : 0;
+		f = stopped_starts > 0 && exe->starts > 0 ? exe->starts / stopped_starts : 0;
+		if (!(p_model > 0) && !(f > 0))
+			continue;
+		exe->expert_model = sum_model > 0 ? (float)(p_model / sum_model) : 0;
+		exe->expert_freq = (float)f;
+		exe->expert_stamp = model->score_stamp;
+		p = (1 - w) * p_model + w * f * mass;
+		if (!scored && !(p >= PROPHET_MIN_PROB))
+			continue;
+		touch_exe(model, exe);
+		exe->lnprob = log1p(-MIN(p, PROPHET_MAX_BID));
+	}
+}
+
 /*
  * prophet_score() asks for a chain this many chains before its bid, and
  * for its exes half as many before.
@@ -477,6 +531,8 @@ prophet_score(Model *model, const Conf *conf)
 	}
 	if (flags & PROPHET_SUCCESSOR)
 		prophet_bid_successors(model, conf->cycle);
+	if (conf->frequency)
+		prophet_bid_frequency(model, conf->cycle);
 
 	/*
 	 * Maps get a score only from the exes that run (+1 each: their pages

@@ -35,7 +35,9 @@
  * pair's starts at the rate the pair leaves "neither", a frequency prior
  * weighted by |correlation|; without it a young chain bid as if its one
  * linking start were the rule. With successor, the order in which
- * programs start bids too: prophet_bid_successors() below.
+ * programs start bids too: prophet_bid_successors() below. With
+ * frequency, the result is mixed with each program's share of the starts,
+ * at a weight learned from the starts: prophet_bid_frequency() below.
  */
 #pragma once
 
@@ -144,6 +146,26 @@ gboolean prophet_order_speaks(const Model *model);
 void prophet_bid_successors(Model *model, gint64 cycle);
 
 /*
+ * The frequency expert (frequency = true), once per scoring after every
+ * other bid. The bids so far are one expert, the model: P_M(y) = 1 -
+ * exp(lnprob) for each stopped exe y, summing to M over them. The other
+ * is how often each program starts: y's share F(y) = starts(y) / (the
+ * starts of every stopped exe; Exe.starts). Each stopped exe is then
+ * needed with
+ *   P(y) = (1 - w) P_M(y) + w F(y) mass
+ * with w = Model.freq_weight and mass = M, or the chance of a start
+ * within 1.5 cycles at the mean gap between starts while M = 0: the two
+ * experts' opinions as distributions over the next start, mixed, at the
+ * model's total. Each exe keeps its two shares, P_M(y) / M and F(y)
+ * (Exe.expert_model, expert_freq), and its start moves w towards the
+ * expert that foretold it better (model.h, MODEL_FREQ_STEP): where the
+ * order of starts says little, frequency ranks the programs; where it
+ * says much, the model does. An exe whose P stays below PROPHET_MIN_PROB
+ * and had no bid gets none (its maps would not be read anyway).
+ */
+void prophet_bid_frequency(Model *model, gint64 cycle);
+
+/*
  * Adds the bids of one chain to its stopped exes' lnprob (and lists those
  * exes in model->scored_exes). With PROPHET_ORDER, each bid is multiplied
  * by PROPHET_CHAIN_DAMP (after the lift). With PROPHET_BASEMAX, a bid from state
@@ -156,7 +178,8 @@ void prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFla
 
 /*
  * Recomputes the scores: every chain bids (damped while the order of
- * starts speaks, with successor), then the successors, then the maps of the running
+ * starts speaks, with successor), then the successors, then the frequency
+ * expert is mixed in (with frequency), then the maps of the running
  * exes and of the exes that got a bid are scored and listed in
  * model->candidates. Every exe and map not listed (in model->scored_exes
  * or model->candidates) has lnprob 0: the work follows the chains and the

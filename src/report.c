@@ -998,6 +998,7 @@ static const char *const reason_names[REPORT_N_REASONS] = {
 	[REPORT_REASON_SUCCESSOR] = "successor",
 	[REPORT_REASON_SESSION_OPENER] = "session-opener",
 	[REPORT_REASON_NOT_PROBED] = "not-probed",
+	[REPORT_REASON_FREQUENCY] = "frequency",
 };
 
 const char *
@@ -1157,6 +1158,25 @@ explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
 	explain_running_successor(ex, model, exe);
 }
 
+/*
+ * The frequency expert's part in exe's probability (prophet_bid_frequency()),
+ * in one line: its share of the stopped programs' starts at the last
+ * scoring and the weight the starts so far gave that expert.
+ */
+static void
+explain_frequency(ReportExplain *ex, const ReportSources *src, const Exe *exe)
+{
+	const Model *model = src->model;
+
+	if (!src->conf->frequency || ex->running || exe->expert_stamp != model->score_stamp ||
+	    !(exe->expert_freq > 0))
+		return;
+	add_finding(ex, REPORT_REASON_FREQUENCY,
+		    "%.1f%% of the stopped programs' starts were its; ranking by frequency weighs "
+		    "%.2f against the model's %.2f, from how well each foretold the starts seen",
+		    100.0 * exe->expert_freq, model->freq_weight, 1 - model->freq_weight);
+}
+
 ReportExplain *
 report_explain(const ReportSources *src, const char *program, gboolean probe,
 	       char **error_text)
@@ -1243,6 +1263,7 @@ report_explain(const ReportSources *src, const char *program, gboolean probe,
 			    " KB used; maps below %.4f are never read)",
 			    ex->probability, best, ex->line, src->budget_kb, used_kb, PROPHET_MIN_PROB);
 	explain_successor(ex, src, exe);
+	explain_frequency(ex, src, exe);
 	if (ex->maps_stale > 0)
 		add_finding(ex, REPORT_REASON_STALE,
 			    "%u of its %u maps are stale: their files are gone or were replaced",

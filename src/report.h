@@ -220,6 +220,7 @@ typedef enum {
 	REPORT_REASON_SUCCESSOR,      /* it bids as the likely next start after the last one */
 	REPORT_REASON_SESSION_OPENER, /* quiet for long: it bids as a session's first start */
 	REPORT_REASON_NOT_PROBED,     /* the residency probe did not answer in time or was refused */
+	REPORT_REASON_FREQUENCY,      /* the frequency expert's share and weight (prophet.h) */
 	REPORT_N_REASONS
 } ReportReason;
 

@@ -95,6 +95,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->basemax, TRUE);
 	ck_assert_int_eq(conf->lift, TRUE);
 	ck_assert_int_eq(conf->successor, TRUE);
+	ck_assert_int_eq(conf->frequency, TRUE);
 	ck_assert_int_eq(conf->minsize, 2000000);
 	ck_assert_int_eq(conf->memtotal, -10);
 	ck_assert_int_eq(conf->memfree, 50);
@@ -596,6 +597,7 @@ static const char default_dump[] =
 	"basemax = true\n"
 	"lift = true\n"
 	"successor = true\n"
+	"frequency = true\n"
 	"minsize = 2000000\n"
 	"memtotal = -10\n"
 	"memfree = 50\n"
@@ -746,8 +748,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 18 keys in [model], 23 in [system] */
-	ck_assert_uint_eq(rows->len, 41);
+	/* 19 keys in [model], 23 in [system] */
+	ck_assert_uint_eq(rows->len, 42);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -761,7 +763,7 @@ START_TEST(test_describe)
 	ck_assert_str_eq(usecorr->type, "boolean");
 	ck_assert_str_eq(usecorr->default_text, "true");
 	{
-		const ConfKeyInfo *halflife = rows->pdata[10], *allpairs = rows->pdata[13];
+		const ConfKeyInfo *halflife = rows->pdata[11], *allpairs = rows->pdata[14];
 
 		ck_assert_str_eq(halflife->key, "halflife");
 		ck_assert_str_eq(halflife->unit, "hours");
@@ -771,7 +773,7 @@ START_TEST(test_describe)
 		ck_assert_str_eq(allpairs->default_text, "false");
 	}
 	{
-		const ConfKeyInfo *maxexes = rows->pdata[14], *maxchains = rows->pdata[17];
+		const ConfKeyInfo *maxexes = rows->pdata[15], *maxchains = rows->pdata[18];
 
 		ck_assert_str_eq(maxexes->key, "maxexes");
 		ck_assert_str_eq(maxexes->default_text, "2048");
@@ -779,35 +781,35 @@ START_TEST(test_describe)
 		ck_assert_str_eq(maxchains->key, "maxchains");
 		ck_assert_str_eq(maxchains->default_text, "65536");
 	}
-	mapprefix = rows->pdata[21];
+	mapprefix = rows->pdata[22];
 	ck_assert_str_eq(mapprefix->group, "system");
 	ck_assert_str_eq(mapprefix->key, "mapprefix");
 	ck_assert_str_eq(mapprefix->type, "list");
 	ck_assert_str_eq(mapprefix->default_text,
 			 "!/proc/;!/sys/;!/dev/;!/run/;!/tmp/;!/var/tmp/;/usr/;/lib;/opt/;/snap/;/var/lib/snapd/snap/;/var/lib/flatpak/;/nix/store/;/var/cache/;!/");
-	sort = rows->pdata[25];
+	sort = rows->pdata[26];
 	ck_assert_str_eq(sort->key, "sortstrategy");
 	ck_assert_str_eq(sort->unit, "");
-	avail = rows->pdata[9];
+	avail = rows->pdata[10];
 	ck_assert_str_eq(avail->key, "memavailable");
 	ck_assert_str_eq(avail->default_text, "0");
 	ck_assert_int_eq(avail->min, -100);
 	ck_assert_int_eq(avail->max, 100);
 	{
-		const ConfKeyInfo *slice = rows->pdata[26];
+		const ConfKeyInfo *slice = rows->pdata[27];
 
 		ck_assert_str_eq(slice->key, "slicekb");
 		ck_assert_str_eq(slice->unit, "KB");
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[31];
+	pressure = rows->pdata[32];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[37];
+	window = rows->pdata[38];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

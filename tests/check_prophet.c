@@ -628,6 +628,92 @@ START_TEST(test_bid_base_max)
 }
 END_TEST
 
+/* Gives exe a bid p this scoring, as the chains or the successors would. */
+static void
+set_bid(Model *model, Exe *exe, double p)
+{
+	exe->score_stamp = model->score_stamp;
+	exe->lnprob = log1p(-p);
+	g_ptr_array_add(model->scored_exes, exe);
+}
+
+START_TEST(test_bid_frequency)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+	Exe *c = add_exe(model, "/usr/bin/c");
+	Exe *d = add_exe(model, "/usr/bin/d");
+
+	add_map(model, b, "/usr/lib/libb.so", 0, 4096, 1.0);
+	ck_assert_double_eq(model->freq_weight, 0.5);
+
+	/*
+	 * a runs (4 starts: not counted, it cannot start); of the stopped
+	 * ones b started 3 times, c once, d never: F(b) = 3/4, F(c) = 1/4.
+	 * The model bid 0.25 for b and 0.25 for d: M = 0.5. With w = 0.25:
+	 *   b: 0.75 * 0.25 + 0.25 * 0.75 * 0.5 = 0.28125
+	 *   c: 0.25 * 0.25 * 0.5              = 0.03125 (no bid of its own)
+	 *   d: 0.75 * 0.25                    = 0.1875
+	 * and the shares left for the update: b 0.5 / 0.75, c 0 / 0.25,
+	 * d 0.5 / 0.
+	 */
+	a->starts = 4;
+	b->starts = 3;
+	c->starts = 1;
+	set_running(model, a);
+	model->freq_weight = 0.25;
+	model->score_stamp++;
+	set_bid(model, b, 0.25);
+	set_bid(model, d, 0.25);
+	prophet_bid_frequency(model, 20);
+	ck_assert_double_eq_tol(b->lnprob, log1p(-0.28125), TOL);
+	ck_assert_double_eq_tol(c->lnprob, log1p(-0.03125), TOL);
+	ck_assert_double_eq_tol(d->lnprob, log1p(-0.1875), TOL);
+	ck_assert_double_eq(a->lnprob, 0);
+	ck_assert_uint_eq(model->scored_exes->len, 3);
+	ck_assert_double_eq(b->expert_model, 0.5);
+	ck_assert_double_eq(b->expert_freq, 0.75);
+	ck_assert_double_eq(c->expert_model, 0);
+	ck_assert_double_eq(c->expert_freq, 0.25);
+	ck_assert_double_eq(d->expert_model, 0.5);
+	ck_assert_double_eq(d->expert_freq, 0);
+	ck_assert_uint_eq(b->expert_stamp, model->score_stamp);
+
+	/*
+	 * b starts: the frequency expert's part of the mixture's probability
+	 * of it was r = 0.25 * 0.75 / (0.25 * 0.75 + 0.75 * 0.5) = 1/3, so
+	 *   w = 0.25 + (1/3 - 0.25) / 32 = 0.25 + 1/384 = 0.2526041666666667
+	 */
+	b->change_timestamp = 0;
+	change(model, b, TRUE, 100);
+	ck_assert_double_eq_tol(model->freq_weight, 0.2526041666666667, TOL);
+	/* A start the last scoring gave no shares to leaves the weight alone. */
+	c->change_timestamp = 0;
+	c->expert_stamp = model->score_stamp - 1;
+	change(model, c, TRUE, 120);
+	ck_assert_double_eq_tol(model->freq_weight, 0.2526041666666667, TOL);
+
+	/*
+	 * No bid at all: the mass is the chance of a start within 1.5 cycles
+	 * at the mean gap, 120 s over 2 gaps: 1 - exp(-1.5 * 20 / 60) =
+	 * 0.3934693402873666. b and c run now, a stopped: F(a) = 4/4, and
+	 * a gets w * 1 * 0.3934693402873666 = 0.25 * ... = 0.09836733507184165.
+	 */
+	set_stopped(model, a);
+	model->start_gaps = 120;
+	model->n_start_gaps = 2;
+	model->freq_weight = 0.25;
+	g_ptr_array_set_size(model->scored_exes, 0);
+	model->score_stamp++;
+	prophet_bid_frequency(model, 20);
+	ck_assert_double_eq_tol(a->lnprob, log1p(-0.09836733507184165), TOL);
+	ck_assert_double_eq(a->expert_model, 0);
+	ck_assert_double_eq(a->expert_freq, 1);
+	ck_assert_uint_eq(model->scored_exes->len, 1);
+}
+END_TEST
+
 START_TEST(test_score)
 {
 	g_autoptr(Model) model = model_new();
@@ -1252,6 +1338,7 @@ prophet_suite(void)
 	tcase_add_test(tc, test_bid_lift);
 	tcase_add_test(tc, test_note_starts);
 	tcase_add_test(tc, test_bid_successors);
+	tcase_add_test(tc, test_bid_frequency);
 	tcase_add_test(tc, test_bid_order_damped);
 	tcase_add_test(tc, test_order_speaks);
 	suite_add_tcase(s, tc);

@@ -597,6 +597,41 @@ START_TEST(test_explain_running_successor)
 }
 END_TEST
 
+/*
+ * beta had a quarter of the stopped programs' starts at the last scoring,
+ * and the starts so far gave ranking by frequency a weight of 0.4.
+ */
+START_TEST(test_explain_frequency)
+{
+	Model *model = fx.model;
+	Exe *beta = model_lookup_exe(model, "/usr/bin/beta");
+	g_autoptr(ReportExplain) ex = NULL;
+	g_autoptr(ReportExplain) stale = NULL;
+	g_autoptr(ReportExplain) off = NULL;
+
+	beta->expert_freq = 0.25f;
+	beta->expert_stamp = model->score_stamp;
+	model->freq_weight = 0.4;
+	ex = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(ex->findings->len, 2);
+	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_FREQUENCY);
+	ck_assert_str_eq(finding_text(ex, 1),
+			 "25.0% of the stopped programs' starts were its; ranking by frequency "
+			 "weighs 0.40 against the model's 0.60, from how well each foretold the "
+			 "starts seen");
+
+	/* Shares of an earlier scoring are not this cycle's. */
+	beta->expert_stamp = model->score_stamp + 1;
+	stale = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(stale->findings->len, 1);
+
+	beta->expert_stamp = model->score_stamp;
+	fx.conf->frequency = FALSE;
+	off = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(off->findings->len, 1);
+}
+END_TEST
+
 START_TEST(test_reason_names)
 {
 	for (int r = 0; r < REPORT_N_REASONS; r++)
@@ -604,6 +639,7 @@ START_TEST(test_reason_names)
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_BELOW_LINE), "below-line");
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_SUCCESSOR), "successor");
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_SESSION_OPENER), "session-opener");
+	ck_assert_str_eq(report_reason_name(REPORT_REASON_FREQUENCY), "frequency");
 }
 END_TEST
 
@@ -638,6 +674,7 @@ report_suite(void)
 	tcase_add_test(tc, test_explain_below_line);
 	tcase_add_test(tc, test_explain_successor);
 	tcase_add_test(tc, test_explain_running_successor);
+	tcase_add_test(tc, test_explain_frequency);
 	tcase_add_test(tc, test_explain_paused_stale);
 	tcase_add_test(tc, test_explain_running_no_bid);
 	tcase_add_test(tc, test_explain_not_learned);
