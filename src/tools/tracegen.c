@@ -1247,9 +1247,9 @@ build_churn(Gen *gen)
 /*
  * Many applications with weak structure: 30 applications, some used far
  * more than others (weight 1/(i+1)); each has one favourite successor
- * that takes 30 % of what follows it, the rest follows the applications'
+ * that takes 15 % of what follows it, the rest follows the applications'
  * popularity. Who starts next depends more on how popular each program
- * is than on what ran before it.
+ * is than on what ran before it: ranking by frequency does well here.
  */
 static void
 build_weak(Gen *gen)
@@ -1272,7 +1272,7 @@ build_weak(Gen *gen)
 		g_array_append_val(apps, exe);
 		popularity[i] = 1.0 / (i + 1);
 	}
-	g_ptr_array_add(gen->users, user_new_weighted(gen, apps, desktop, 1, 0.3, popularity));
+	g_ptr_array_add(gen->users, user_new_weighted(gen, apps, desktop, 1, 0.15, popularity));
 	gen->mem_total = 8 * 1024 * 1024;
 	gen->budget_share = 0.2;
 	shared_clear(&shared);
