@@ -175,7 +175,21 @@ struct Readahead {
 	gint urgent_running;   /* atomic: background batches wait while set */
 	GMutex hold_lock;
 	gint64 hold_until;     /* readahead_hold(), guarded by hold_lock */
+	/*
+	 * ReadaheadOptions.trust_us: file key (cached_key()) -> Cached, the
+	 * files a probe found cached. Background batches use it, one at a
+	 * time but for an abandoned one that may still run: hence the lock.
+	 */
+	GMutex cached_lock;
+	GHashTable *cached;    /* guarded by cached_lock */
 };
+
+/* A file whose requested ranges a probe found all cached. */
+typedef struct {
+	gint64 at;             /* monotonic us of the probe */
+	guint64 size;          /* the file's size then */
+	GArray *ranges;        /* Interval: the ranges found cached, within size */
+} Cached;
 
 /* ---- the batch being read ---- */
 
@@ -195,6 +209,7 @@ typedef struct {
 	gboolean urgent;           /* never held; background batches wait for it */
 	guint64 inflight_max;      /* READAHEAD_INFLIGHT_MAX, or more when urgent */
 	gboolean check_residency;
+	gint64 trust_us;           /* ReadaheadOptions.trust_us; 0 when urgent */
 	gboolean warm_dirs;        /* ReadaheadOptions.warm_dirs */
 	GMutex lock;               /* guards everything below */
 	ReadaheadStats stats;
@@ -260,6 +275,7 @@ batch_add_stats(Batch *batch, const ReadaheadStats *local)
 	batch->stats.resident_bytes += local->resident_bytes;
 	batch->stats.resident_ranges += local->resident_ranges;
 	batch->stats.probes += local->probes;
+	batch->stats.trusted_ranges += local->trusted_ranges;
 	batch->stats.threads += local->threads;
 	batch->stats.threads_not_idle += local->threads_not_idle;
 	batch->stats.dropped += local->dropped;
@@ -942,6 +958,115 @@ read_group(Worker *worker, const Group *group)
 		batch_add_dir(batch, path);
 }
 
+/* ---- files found cached (ReadaheadOptions.trust_us) ---- */
+
+static void
+cached_free(gpointer data)
+{
+	Cached *cached = data;
+
+	g_array_unref(cached->ranges);
+	g_free(cached);
+}
+
+/* The key of the file of req: its path and the identity it must have. */
+static char *
+cached_key(const OrderRequest *req)
+{
+	return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ":%s", req->want_dev,
+			       req->want_ino, req->path);
+}
+
+/* Notes that a probe just found ranges (taken) of req's file, of size bytes, all cached. */
+static void
+cached_remember(Readahead *ra, const OrderRequest *req, guint64 size, GArray *ranges)
+{
+	Cached *cached = g_new0(Cached, 1);
+
+	cached->at = g_get_monotonic_time();
+	cached->size = size;
+	interval_merge(ranges, 0);
+	cached->ranges = ranges;
+	g_mutex_lock(&ra->cached_lock);
+	g_hash_table_replace(ra->cached, cached_key(req), cached);
+	g_mutex_unlock(&ra->cached_lock);
+}
+
+/* Notes that a probe found a part of req's file not cached. */
+static void
+cached_forget(Readahead *ra, const OrderRequest *req)
+{
+	g_autofree char *key = cached_key(req);
+
+	g_mutex_lock(&ra->cached_lock);
+	(void)g_hash_table_remove(ra->cached, key);
+	g_mutex_unlock(&ra->cached_lock);
+}
+
+/* Drops what is older than trust_us: it is never used again but by a new probe. */
+static void
+cached_expire(Readahead *ra, gint64 trust_us, gint64 now)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	g_mutex_lock(&ra->cached_lock);
+	g_hash_table_iter_init(&iter, ra->cached);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const Cached *cached = value;
+
+		if (now - cached->at >= trust_us || now < cached->at)
+			g_hash_table_iter_remove(&iter);
+	}
+	g_mutex_unlock(&ra->cached_lock);
+}
+
+/*
+ * Settles the n requests reqs (one file) as cached, without opening the
+ * file, if a probe less than trust_us ago found every byte of them that
+ * lies within the file cached. A request past the file's end then is
+ * skipped, as probe_file() skips it.
+ */
+static gboolean
+cached_settles(Batch *batch, const OrderRequest *reqs, guint n, gint64 now)
+{
+	g_autofree char *key = cached_key(reqs);
+	g_autoptr(GArray) pieces = interval_array_new();
+	ReadaheadStats local = { 0 };
+	const Cached *cached;
+	gboolean settled = TRUE;
+
+	g_mutex_lock(&batch->ra->cached_lock);
+	cached = g_hash_table_lookup(batch->ra->cached, key);
+	if (!cached || now < cached->at || now - cached->at >= batch->trust_us)
+		settled = FALSE;
+	for (guint i = 0; settled && i < n; i++) {
+		Interval range;
+
+		if (reqs[i].offset >= cached->size) {
+			local.skipped++;
+			continue;
+		}
+		range = interval_clamp(interval_from_range(reqs[i].offset, reqs[i].length),
+				       (Interval){ 0, cached->size });
+		g_array_set_size(pieces, 0);
+		interval_subtract(range, cached->ranges, pieces);
+		if (pieces->len > 0) {
+			settled = FALSE;
+			break;
+		}
+		if (interval_length(range) > 0) {
+			local.resident_bytes += interval_length(range);
+			local.resident_ranges++;
+			local.trusted_ranges++;
+		}
+	}
+	g_mutex_unlock(&batch->ra->cached_lock);
+	if (settled)
+		batch_add_stats(batch, &local);
+	return settled;
+}
+
 /*
  * Examines the file of the n requests reqs (one file) once, before
  * anything is sorted or read, and settles what needs no reading: a file
@@ -956,6 +1081,7 @@ static gboolean
 probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 {
 	const char *path = reqs[0].path;
+	g_autoptr(GArray) ranges = NULL;
 	ReadaheadStats local = { 0 };
 	struct stat st;
 	int fd;
@@ -966,6 +1092,8 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 		return TRUE;
 	}
 	batch_alive(batch);
+	if (batch->trust_us > 0)
+		ranges = interval_array_new();
 	for (guint i = 0; i < n; i++) {
 		Interval range;
 		guint64 length;
@@ -982,6 +1110,8 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 			/* read_group() counts it all again, from its own checks. */
 			locate_requests(reqs, n, &st, strategy == SORT_BLOCK ? fd : -1);
 			(void)close(fd);
+			if (ranges)
+				cached_forget(batch->ra, reqs);
 			return FALSE;
 		}
 		/* Without the check an empty range is only nothing to read. */
@@ -989,10 +1119,14 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 			local.resident_bytes += length;
 			local.resident_ranges++;
 		}
+		if (ranges && length > 0)
+			g_array_append_val(ranges, range);
 	}
 	(void)close(fd);
 	batch_opened(batch, path);
 	batch_add_stats(batch, &local);
+	if (ranges)
+		cached_remember(batch->ra, reqs, (guint64)st.st_size, g_steal_pointer(&ranges));
 	return TRUE;
 }
 
@@ -1098,6 +1232,7 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 	SortStrategy strategy = order_known_strategy(options->strategy);
 	gboolean by_keys = strategy == SORT_INODE || strategy == SORT_BLOCK;
 	gboolean probe = options->check_residency || by_keys;
+	gint64 now = g_get_monotonic_time();
 	guint n = 0;
 
 	if (strategy != SORT_NONE)
@@ -1122,6 +1257,8 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 			todo[n + j] = g_array_index(slice, OrderRequest, group->first + j);
 			todo[n + j].rank = ORDER_UNKNOWN;
 		}
+		if (batch->trust_us > 0 && cached_settles(batch, &todo[n], group->count, now))
+			continue;
 		if (!probe || !probe_file(batch, &todo[n], group->count, strategy))
 			n += group->count;
 	}
@@ -1150,6 +1287,8 @@ batch_init(Batch *batch, Readahead *ra, const ReadaheadOptions *options, const g
 	batch->urgent = urgent;
 	batch->inflight_max = urgent ? URGENT_INFLIGHT_MAX : READAHEAD_INFLIGHT_MAX;
 	batch->check_residency = options->check_residency;
+	/* A program starting now waits on the urgent batch: it asks the kernel. */
+	batch->trust_us = options->check_residency && !urgent ? MAX(options->trust_us, 0) : 0;
 	batch->warm_dirs = options->warm_dirs;
 	batch->warning_limit = options->warning_limit;
 	batch->notice_limit = options->notice_limit;
@@ -1200,6 +1339,8 @@ run_batch(Readahead *ra, GArray *requests, const ReadaheadOptions *options, cons
 	guint i = 0;
 
 	batch_init(&batch, ra, options, stop, progress, urgent);
+	if (batch.trust_us > 0)
+		cached_expire(ra, batch.trust_us, g_get_monotonic_time());
 	while (i < requests->len) {
 		GArray *slice;
 		guint end;
@@ -1272,6 +1413,8 @@ readahead_unref(Readahead *ra)
 	g_cond_clear(&ra->job_cond);
 	g_mutex_clear(&ra->hold_lock);
 	g_mutex_clear(&ra->job_lock);
+	g_hash_table_destroy(ra->cached);
+	g_mutex_clear(&ra->cached_lock);
 	pagecache_free(ra->pagecache);
 	mountdevs_free(ra->mountdevs);
 	g_free(ra);
@@ -1420,6 +1563,7 @@ stats_add(ReadaheadStats *sum, const ReadaheadStats *s)
 	sum->resident_bytes += s->resident_bytes;
 	sum->resident_ranges += s->resident_ranges;
 	sum->probes += s->probes;
+	sum->trusted_ranges += s->trusted_ranges;
 	sum->threads = MAX(sum->threads, s->threads);
 	sum->threads_not_idle = MAX(sum->threads_not_idle, s->threads_not_idle);
 	sum->slices += s->slices;
@@ -1496,6 +1640,8 @@ readahead_new(PagecacheProbes probes)
 	g_mutex_init(&ra->job_lock);
 	g_cond_init(&ra->job_cond);
 	g_mutex_init(&ra->hold_lock);
+	g_mutex_init(&ra->cached_lock);
+	ra->cached = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, cached_free);
 	ra->urgent_pending = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
 	return ra;
 }

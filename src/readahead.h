@@ -52,6 +52,17 @@
 /* Bytes of a batch requested from the disk and not yet read, at most. */
 #define READAHEAD_INFLIGHT_MAX ((guint64)2 * 1024 * 1024)
 
+/*
+ * The daemon's ReadaheadOptions.trust_us: a file found cached is probed
+ * again after a minute (every third cycle at the default 20 s, every
+ * 30th at 2 s), not every cycle. Eviction takes memory pressure or a
+ * reclaimer, which on the machines measured took minutes to touch a
+ * file read at start-up; a file evicted meanwhile is read again within
+ * the minute, and a program that starts meanwhile gets the launch-time
+ * read, which always asks the kernel.
+ */
+#define READAHEAD_TRUST_US (60 * G_USEC_PER_SEC)
+
 /* How a batch is read. */
 typedef struct ReadaheadOptions {
 	SortStrategy strategy;    /* the order of each slice */
@@ -70,6 +81,18 @@ typedef struct ReadaheadOptions {
 	 */
 	gboolean warm_dirs;
 	guint64 slice_bytes;      /* sort and read in slices of this size; 0: one slice */
+	/*
+	 * With check_residency, for batches of readahead_run() and
+	 * readahead_start() (never the urgent ones): a file whose requested
+	 * ranges a probe of this reader found all cached less than trust_us
+	 * ago is taken as still cached, without opening it, as long as the
+	 * new requests lie within those ranges. 0: every batch probes. A
+	 * probe walks every cached page of a range in the kernel (cachestat
+	 * and mincore alike), so probing the same cached files every cycle
+	 * was the largest part of a cycle at 1,000 programs; pages evicted
+	 * right after a probe are read again up to trust_us later.
+	 */
+	gint64 trust_us;
 	/*
 	 * Rate limits across batches (the caller owns them), for the read
 	 * errors and the odd files that repeat every cycle; NULL: each batch
@@ -91,6 +114,7 @@ typedef struct ReadaheadStats {
 	guint64 resident_bytes;  /* bytes not requested because they were cached */
 	guint resident_ranges;   /* ranges skipped whole: every page was cached */
 	guint64 probes;          /* cachestat(2) and mincore(2) calls that answered */
+	guint trusted_ranges;    /* of resident_ranges, taken from a recent probe (trust_us) */
 	/* the I/O class of the threads that read */
 	guint threads;           /* threads that read at least one file */
 	guint threads_not_idle;  /* of those, how many were not in the idle class */

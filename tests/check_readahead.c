@@ -1177,6 +1177,83 @@ START_TEST(test_residency_evicted_is_read_whole)
 }
 END_TEST
 
+/* The two ranges of test_residency_trusted_probe, with trust_us. */
+static ReadaheadStats
+run_two_trusted(const char *path, gint64 trust_us)
+{
+	g_autoptr(GArray) reqs = order_requests_new();
+	ReadaheadOptions options = { .strategy = SORT_PATH, .check_residency = TRUE,
+				     .trust_us = trust_us };
+
+	/* 448 KiB apart: not merged. */
+	order_requests_add(reqs, path, 0, 64 * 1024);
+	order_requests_add(reqs, path, 512 * 1024, 64 * 1024);
+	return readahead_run(ra, reqs, &options);
+}
+
+/*
+ * With trust_us, a file a probe found cached is not probed (nor opened)
+ * again within trust_us: the pages evicted meanwhile are not read. A
+ * request outside what was found cached, a probe that finds pages
+ * missing, or an older probe make the batch ask the kernel again.
+ */
+START_TEST(test_residency_trusted_probe)
+{
+	g_autofree char *f = in_dir("trusted");
+	g_autoptr(GArray) wider = order_requests_new();
+	ReadaheadOptions trusting = { .strategy = SORT_PATH, .check_residency = TRUE,
+				      .trust_us = 60 * G_USEC_PER_SEC };
+	ReadaheadStats stats;
+
+	write_sized(f, MIB);
+	cache_all(f, MIB);
+	/* Probed: one cachestat per range, both cached; remembered. */
+	stats = run_two_trusted(f, 60 * G_USEC_PER_SEC);
+	ck_assert_uint_eq(stats.probes, 2);
+	ck_assert_uint_eq(stats.resident_ranges, 2);
+	ck_assert_uint_eq(stats.trusted_ranges, 0);
+	ck_assert_uint_eq(stats.files, 1);
+	ck_assert_uint_eq(stats.bytes, 0);
+
+	/* Evicted behind its back: taken as cached, not opened, nothing read. */
+	drop_cache(f);
+	stats = run_two_trusted(f, 60 * G_USEC_PER_SEC);
+	ck_assert_uint_eq(stats.probes, 0);
+	ck_assert_uint_eq(stats.resident_ranges, 2);
+	ck_assert_uint_eq(stats.trusted_ranges, 2);
+	ck_assert_uint_eq(stats.resident_bytes, 128 * 1024);
+	ck_assert_uint_eq(stats.files, 0);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(resident_pages(f, 0, MIB), 0);
+
+	/* [0, 128 KiB) is not within what was found: probed, found missing, read. */
+	order_requests_add(wider, f, 0, 128 * 1024);
+	stats = readahead_run(ra, wider, &trusting);
+	ck_assert_uint_eq(stats.trusted_ranges, 0);
+	ck_assert_uint_eq(stats.probes, 1);  /* the read's own cachestat: "none" */
+	ck_assert_uint_eq(stats.bytes, 128 * 1024);
+	ck_assert_uint_eq(wait_resident(f, 0, 128 * 1024), 32);
+
+	/* That probe forgot the file: [512 KiB, 576 KiB) is probed and read. */
+	stats = run_two_trusted(f, 60 * G_USEC_PER_SEC);
+	ck_assert_uint_eq(stats.trusted_ranges, 0);
+	ck_assert_uint_eq(stats.resident_ranges, 1);
+	ck_assert_uint_eq(stats.bytes, 64 * 1024);
+	ck_assert_uint_eq(wait_resident(f, 512 * 1024, 64 * 1024), 16);
+
+	/* Both cached again and remembered; a trust of 1 us has run out by the next batch. */
+	stats = run_two_trusted(f, 60 * G_USEC_PER_SEC);
+	ck_assert_uint_eq(stats.probes, 2);
+	ck_assert_uint_eq(stats.resident_ranges, 2);
+	drop_cache(f);
+	g_usleep(1000);
+	stats = run_two_trusted(f, 1);
+	ck_assert_uint_eq(stats.trusted_ranges, 0);
+	ck_assert_uint_eq(stats.resident_ranges, 0);
+	ck_assert_uint_eq(stats.bytes, 128 * 1024);
+}
+END_TEST
+
 START_TEST(test_residency_off_requests_everything)
 {
 	g_autofree char *f = in_dir("cached");
@@ -2043,6 +2120,9 @@ readahead_suite(void)
 	TU_ADD_TEST_UNLESS(tc, test_residency_evicted_is_read_whole, no_disk);
 	TU_ADD_TEST_UNLESS(tc, test_residency_near_ranges_read_as_one, no_disk);
 	tcase_add_test(tc, test_residency_off_requests_everything);
+	if (tu_can_run("test_residency_trusted_probe",
+		       no_disk ? no_disk : have_cachestat() ? NULL : "no cachestat(2) in this kernel"))
+		tcase_add_test(tc, test_residency_trusted_probe);
 	TU_ADD_TEST_UNLESS(tc, test_residency_half_read, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_runs_and_gaps, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_unaligned_range, no_disk_4k);
