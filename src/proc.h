@@ -62,6 +62,19 @@ typedef void (*ProcExeFunc)(pid_t pid, const char *exe, gpointer user_data);
 gboolean proc_foreach_exe(ProcExeFunc func, gpointer user_data, GError **error);
 
 /*
+ * The same for a caller that lists every cycle: a ProcLister keeps
+ * libproc2's context from one listing to the next (set up at the first,
+ * set up again after a listing that failed). Owned by the caller; one
+ * thread at a time.
+ */
+typedef struct ProcLister ProcLister;
+ProcLister *proc_lister_new(void);
+void proc_lister_free(ProcLister *lister);  /* NULL is accepted */
+gboolean proc_lister_foreach_exe(ProcLister *lister, ProcExeFunc func, gpointer user_data,
+				 GError **error);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ProcLister, proc_lister_free)
+
+/*
  * Appends the file-backed maps of pid to `maps` (GArray of ProcMap, with
  * proc_map_clear as its clear function). Anonymous and pseudo maps
  * ("[heap]", "[stack]") are not appended. A process that is gone gives

@@ -38,6 +38,7 @@ struct Scan {
 	/* filled between scans by exec events, consumed by the next scan */
 	GHashTable *execs;        /* path (owned) -> scans left to wait for admission */
 	MountNs *mountns;         /* translates other namespaces' exes (borrowed), or NULL */
+	ProcLister *lister;       /* lists the processes, its libproc2 context kept */
 	ScanStats stats;
 };
 
@@ -73,6 +74,7 @@ scan_new(void)
 	scan->seen_order = g_ptr_array_new();
 	scan->new_paths = g_hash_table_new(g_str_hash, g_str_equal);
 	scan->execs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	scan->lister = proc_lister_new();
 	return scan;
 }
 
@@ -88,6 +90,7 @@ scan_free(Scan *scan)
 	g_ptr_array_unref(scan->result.new_exes);
 	g_ptr_array_unref(scan->result.restarted);
 	g_hash_table_unref(scan->execs);
+	proc_lister_free(scan->lister);
 	g_free(scan);
 }
 
@@ -303,7 +306,7 @@ scan_proc(Scan *scan, Model *model, const Conf *conf, gint64 now, GError **error
 	 */
 	processes = g_array_new(FALSE, FALSE, sizeof(SeenProcess));
 	g_array_set_clear_func(processes, seen_process_clear);
-	if (!proc_foreach_exe(collect_process, processes, error))
+	if (!proc_lister_foreach_exe(scan->lister, collect_process, processes, error))
 		return FALSE;
 
 	scan_begin(scan, model, now);

@@ -803,6 +803,54 @@ START_TEST(test_real_foreach)
 }
 END_TEST
 
+/* Lists with lister into a new table of pid -> exe. */
+static GHashTable *
+lister_collect(ProcLister *lister)
+{
+	g_autoptr(GError) error = NULL;
+	GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
+	ck_assert_msg(proc_lister_foreach_exe(lister, collect_exe, seen, &error),
+		      "%s", error ? error->message : "");
+	return seen;
+}
+
+/*
+ * A lister keeps libproc2's context from one listing to the next: the
+ * second listing sees the process started since and not the one that
+ * ended, as a fresh listing would.
+ */
+START_TEST(test_real_lister_reused)
+{
+	g_autoptr(ProcLister) lister = proc_lister_new();
+	g_autofree char *sleep_path = real_sleep();
+	g_autofree char *got = NULL;
+	g_autofree char *first_key = NULL, *second_key = NULL;
+	g_autoptr(GHashTable) first = NULL;
+	g_autoptr(GHashTable) second = NULL;
+	GPid a, b;
+
+	proc_set_root(NULL);
+	a = spawn_sleep(sleep_path);
+	got = wait_for_exe(a, sleep_path);
+	ck_assert_ptr_nonnull(got);
+	first = lister_collect(lister);
+	first_key = g_strdup_printf("%d", (int)a);
+	ck_assert_str_eq(g_hash_table_lookup(first, first_key), sleep_path);
+	stop_child(a);
+
+	b = spawn_sleep(sleep_path);
+	g_clear_pointer(&got, g_free);
+	got = wait_for_exe(b, sleep_path);
+	ck_assert_ptr_nonnull(got);
+	second = lister_collect(lister);
+	second_key = g_strdup_printf("%d", (int)b);
+	stop_child(b);
+	ck_assert_str_eq(g_hash_table_lookup(second, second_key), sleep_path);
+	ck_assert(!g_hash_table_contains(second, first_key));
+}
+END_TEST
+
 /*
  * libproc2 escapes the exe string for terminals (a newline or tab
  * becomes '.' or '?', non-ASCII may become '?'); the paths reported must
@@ -1217,6 +1265,7 @@ proc_suite(void)
 
 	tcase_set_timeout(real, 60);
 	tcase_add_test(real, test_real_foreach);
+	tcase_add_test(real, test_real_lister_reused);
 	tcase_add_test(real, test_real_awkward_paths);
 	tcase_add_test(real, test_real_read_maps);
 	tcase_add_test(real, test_real_touched);
