@@ -12,9 +12,9 @@
  * (see heap.c).
  *
  * Ownership: no objects. The process's malloc settings are changed
- * between heap_prepare_for_state() and heap_prepared() only; call them
- * from the main thread around the load, with no other thread allocating
- * heavily.
+ * between heap_prepare_for_state() and heap_prepared() only, and for
+ * good by heap_single_arena(); call them from the main thread around the
+ * load, with no other thread allocating heavily.
  */
 #pragma once
 
@@ -30,6 +30,13 @@ void heap_prepare_for_state(guint64 state_bytes);
 
 /* Restores the malloc settings heap_prepare_for_state() changed, then heap_trim(). */
 void heap_prepared(void);
+
+/*
+ * Makes every thread allocate from the main heap (one malloc arena):
+ * call from the main thread before any other thread starts. Does nothing
+ * where the C library has no such setting.
+ */
+void heap_single_arena(void);
 
 /*
  * Gives back to the kernel the whole free pages inside the heap, not only

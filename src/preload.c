@@ -1350,6 +1350,8 @@ main(int argc, char **argv)
 		d->opts.foreground = TRUE;
 
 	log_init(d->opts.verbose);
+	/* Before any thread (GLib's own included) allocates. */
+	heap_single_arena();
 
 	defaults = conf_new();
 	d->conf = load_conf(&d->opts, defaults);
