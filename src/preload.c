@@ -255,7 +255,7 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	d->read_calls += stats->syscalls;
 	g_debug("readahead: %u requests in %u files (%u slices), %" G_GUINT64_FORMAT
 		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
-		" KB already cached (%u ranges whole, %u of them by a recent probe, %"
+		" KB already cached (%u ranges whole, %u of them spot-checked, %"
 		G_GUINT64_FORMAT " probes), "
 		"%u failed, %u skipped%s, %u not reached; %u directories warmed (%"
 		G_GUINT64_FORMAT " entries)",

@@ -184,10 +184,12 @@ struct Readahead {
 	GHashTable *cached;    /* guarded by cached_lock */
 };
 
-/* A file whose requested ranges a probe found all cached. */
+/* A file whose requested ranges a full probe found all cached. */
 typedef struct {
 	gint64 at;             /* monotonic us of the probe */
-	guint64 size;          /* the file's size then */
+	guint64 dev, ino;      /* the file then: st_dev, st_ino, */
+	guint64 size;          /* st_size */
+	gint64 mtime_ns;       /* and st_mtim */
 	GArray *ranges;        /* Interval: the ranges found cached, within size */
 } Cached;
 
@@ -977,14 +979,18 @@ cached_key(const OrderRequest *req)
 			       req->want_ino, req->path);
 }
 
-/* Notes that a probe just found ranges (taken) of req's file, of size bytes, all cached. */
+/* Notes that a full probe just found ranges (taken) of req's file, open as st, all cached. */
 static void
-cached_remember(Readahead *ra, const OrderRequest *req, guint64 size, GArray *ranges)
+cached_remember(Readahead *ra, const OrderRequest *req, const struct stat *st, GArray *ranges)
 {
 	Cached *cached = g_new0(Cached, 1);
 
 	cached->at = g_get_monotonic_time();
-	cached->size = size;
+	cached->dev = (guint64)st->st_dev;
+	cached->ino = (guint64)st->st_ino;
+	cached->size = (guint64)st->st_size;
+	cached->mtime_ns = (gint64)st->st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) +
+			   st->st_mtim.tv_nsec;
 	interval_merge(ranges, 0);
 	cached->ranges = ranges;
 	g_mutex_lock(&ra->cached_lock);
@@ -1022,49 +1028,65 @@ cached_expire(Readahead *ra, gint64 trust_us, gint64 now)
 }
 
 /*
- * Settles the n requests reqs (one file) as cached, without opening the
- * file, if a probe less than trust_us ago found every byte of them that
- * lies within the file cached. A request past the file's end then is
- * skipped, as probe_file() skips it.
+ * Whether a full probe of the last trust_us found every byte of the n
+ * requests reqs (one file, open as st) that lies within the file cached,
+ * the file unchanged since (identity, size, modification time). With
+ * FALSE the file is probed in full.
  */
 static gboolean
-cached_settles(Batch *batch, const OrderRequest *reqs, guint n, gint64 now)
+cached_covers(Batch *batch, const OrderRequest *reqs, guint n, const struct stat *st,
+	      gint64 now)
 {
 	g_autofree char *key = cached_key(reqs);
 	g_autoptr(GArray) pieces = interval_array_new();
-	ReadaheadStats local = { 0 };
 	const Cached *cached;
-	gboolean settled = TRUE;
+	gboolean covers;
 
 	g_mutex_lock(&batch->ra->cached_lock);
 	cached = g_hash_table_lookup(batch->ra->cached, key);
-	if (!cached || now < cached->at || now - cached->at >= batch->trust_us)
-		settled = FALSE;
-	for (guint i = 0; settled && i < n; i++) {
+	covers = cached && now >= cached->at && now - cached->at < batch->trust_us &&
+		 cached->dev == (guint64)st->st_dev && cached->ino == (guint64)st->st_ino &&
+		 cached->size == (guint64)st->st_size &&
+		 cached->mtime_ns == (gint64)st->st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) +
+					     st->st_mtim.tv_nsec;
+	for (guint i = 0; covers && i < n; i++) {
 		Interval range;
 
-		if (reqs[i].offset >= cached->size) {
-			local.skipped++;
+		if (!clamp_to_file(&reqs[i], st, &range))
 			continue;
-		}
-		range = interval_clamp(interval_from_range(reqs[i].offset, reqs[i].length),
-				       (Interval){ 0, cached->size });
 		g_array_set_size(pieces, 0);
 		interval_subtract(range, cached->ranges, pieces);
-		if (pieces->len > 0) {
-			settled = FALSE;
-			break;
-		}
-		if (interval_length(range) > 0) {
-			local.resident_bytes += interval_length(range);
-			local.resident_ranges++;
-			local.trusted_ranges++;
-		}
+		covers = pieces->len == 0;
 	}
 	g_mutex_unlock(&batch->ra->cached_lock);
-	if (settled)
-		batch_add_stats(batch, &local);
-	return settled;
+	return covers;
+}
+
+/*
+ * The spot check of a range a recent probe found cached: its first, middle
+ * and last pages, one cachestat() of one page each, whatever the range's
+ * size. A cache drop, a DONTNEED or the eviction of the whole file (what
+ * reclaim does to a file nobody uses) takes those pages too; a part
+ * evicted around them is read again when trust_us has passed.
+ */
+static gboolean
+spot_check(Batch *batch, int fd, const struct stat *st, Interval range, guint64 *probes)
+{
+	const guint64 page = pagecache_page_size();
+	guint64 first = range.start / page, last = (range.end - 1) / page;
+	guint64 spots[3] = { first, first + (last - first) / 2, last };
+
+	for (guint i = 0; i < G_N_ELEMENTS(spots); i++) {
+		guint64 start = MAX(spots[i] * page, range.start);
+		guint64 end = MIN((spots[i] + 1) * page, range.end);
+
+		if (i > 0 && spots[i] == spots[i - 1])
+			continue;
+		if (pagecache_cachestat(batch->ra->pagecache, fd, st, start, end - start, probes) !=
+		    PAGECACHE_ALL)
+			return FALSE;
+	}
+	return TRUE;
 }
 
 /*
@@ -1078,11 +1100,12 @@ cached_settles(Batch *batch, const OrderRequest *reqs, guint n, gint64 now)
  * located on the disk and no worker thread starts.
  */
 static gboolean
-probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
+probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy, gint64 now)
 {
 	const char *path = reqs[0].path;
 	g_autoptr(GArray) ranges = NULL;
 	ReadaheadStats local = { 0 };
+	gboolean trusted = FALSE;
 	struct stat st;
 	int fd;
 
@@ -1092,8 +1115,11 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 		return TRUE;
 	}
 	batch_alive(batch);
-	if (batch->trust_us > 0)
-		ranges = interval_array_new();
+	if (batch->trust_us > 0) {
+		trusted = cached_covers(batch, reqs, n, &st, now);
+		if (!trusted)
+			ranges = interval_array_new();
+	}
 	for (guint i = 0; i < n; i++) {
 		Interval range;
 		guint64 length;
@@ -1103,14 +1129,24 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 			continue;
 		}
 		length = interval_length(range);
-		if (length > 0 &&
+		if (length > 0 && trusted && !spot_check(batch, fd, &st, range, &local.probes)) {
+			/* Evicted since: forgotten, and probed in full from the first range on. */
+			trusted = FALSE;
+			cached_forget(batch->ra, reqs);
+			local.resident_bytes = 0;
+			local.resident_ranges = local.trusted_ranges = local.skipped = 0;
+			ranges = interval_array_new();
+			i = G_MAXUINT;  /* the loop's i++ makes it 0 */
+			continue;
+		}
+		if (length > 0 && !trusted &&
 		    (!batch->check_residency ||
 		     pagecache_cachestat(batch->ra->pagecache, fd, &st, range.start, length,
 					 &local.probes) != PAGECACHE_ALL)) {
 			/* read_group() counts it all again, from its own checks. */
 			locate_requests(reqs, n, &st, strategy == SORT_BLOCK ? fd : -1);
 			(void)close(fd);
-			if (ranges)
+			if (batch->trust_us > 0)
 				cached_forget(batch->ra, reqs);
 			return FALSE;
 		}
@@ -1118,6 +1154,8 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 		if (batch->check_residency) {
 			local.resident_bytes += length;
 			local.resident_ranges++;
+			if (trusted && length > 0)
+				local.trusted_ranges++;
 		}
 		if (ranges && length > 0)
 			g_array_append_val(ranges, range);
@@ -1126,7 +1164,7 @@ probe_file(Batch *batch, OrderRequest *reqs, guint n, SortStrategy strategy)
 	batch_opened(batch, path);
 	batch_add_stats(batch, &local);
 	if (ranges)
-		cached_remember(batch->ra, reqs, (guint64)st.st_size, g_steal_pointer(&ranges));
+		cached_remember(batch->ra, reqs, &st, g_steal_pointer(&ranges));
 	return TRUE;
 }
 
@@ -1257,9 +1295,7 @@ run_slice(Batch *batch, Worker *self, GArray *slice, const ReadaheadOptions *opt
 			todo[n + j] = g_array_index(slice, OrderRequest, group->first + j);
 			todo[n + j].rank = ORDER_UNKNOWN;
 		}
-		if (batch->trust_us > 0 && cached_settles(batch, &todo[n], group->count, now))
-			continue;
-		if (!probe || !probe_file(batch, &todo[n], group->count, strategy))
+		if (!probe || !probe_file(batch, &todo[n], group->count, strategy, now))
 			n += group->count;
 	}
 	if (by_keys)

@@ -54,12 +54,10 @@
 
 /*
  * The daemon's ReadaheadOptions.trust_us: a file found cached is probed
- * again after a minute (every third cycle at the default 20 s, every
- * 30th at 2 s), not every cycle. Eviction takes memory pressure or a
- * reclaimer, which on the machines measured took minutes to touch a
- * file read at start-up; a file evicted meanwhile is read again within
- * the minute, and a program that starts meanwhile gets the launch-time
- * read, which always asks the kernel.
+ * in full again after a minute (every third cycle at the default 20 s,
+ * every 30th at 2 s), and spot-checked in between. A program that
+ * starts meanwhile gets the launch-time read, which always probes in
+ * full.
  */
 #define READAHEAD_TRUST_US (60 * G_USEC_PER_SEC)
 
@@ -84,13 +82,17 @@ typedef struct ReadaheadOptions {
 	/*
 	 * With check_residency, for batches of readahead_run() and
 	 * readahead_start() (never the urgent ones): a file whose requested
-	 * ranges a probe of this reader found all cached less than trust_us
-	 * ago is taken as still cached, without opening it, as long as the
-	 * new requests lie within those ranges. 0: every batch probes. A
-	 * probe walks every cached page of a range in the kernel (cachestat
-	 * and mincore alike), so probing the same cached files every cycle
-	 * was the largest part of a cycle at 1,000 programs; pages evicted
-	 * right after a probe are read again up to trust_us later.
+	 * ranges a full probe of this reader found all cached less than
+	 * trust_us ago, and that has not changed since (identity, size,
+	 * modification time), is only spot-checked: the first, middle and
+	 * last page of each range, one cachestat() each, instead of one
+	 * cachestat() over the range, which walks every cached page of it in
+	 * the kernel (mincore alike). Probing the same cached files in full
+	 * every cycle was the largest part of a cycle at 1,000 programs. A
+	 * drop of the cache, a DONTNEED or the eviction of a whole file
+	 * fails the spot check and the file is probed and read again at
+	 * once; pages evicted around the spots are read again up to
+	 * trust_us later. 0: every batch probes in full.
 	 */
 	gint64 trust_us;
 	/*
@@ -114,7 +116,7 @@ typedef struct ReadaheadStats {
 	guint64 resident_bytes;  /* bytes not requested because they were cached */
 	guint resident_ranges;   /* ranges skipped whole: every page was cached */
 	guint64 probes;          /* cachestat(2) and mincore(2) calls that answered */
-	guint trusted_ranges;    /* of resident_ranges, taken from a recent probe (trust_us) */
+	guint trusted_ranges;    /* of resident_ranges, only spot-checked after a recent probe */
 	/* the I/O class of the threads that read */
 	guint threads;           /* threads that read at least one file */
 	guint threads_not_idle;  /* of those, how many were not in the idle class */

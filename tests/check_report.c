@@ -134,7 +134,7 @@ START_TEST(test_dump_lines)
 		"prefetching: active, idle I/O class",
 		"last prediction: budget 512 KB, selected 1 maps, 8 KB",
 		"last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB already cached "
-		"(1 ranges whole, 0 of them by a recent probe), 0 failed, 1 skipped",
+		"(1 ranges whole, 0 of them spot-checked), 0 failed, 1 skipped",
 		"top predicted executables (2 with a non-zero probability):",
 		"  0.5000  /usr/bin/alpha",
 		"  0.2500  /usr/bin/beta",
@@ -212,7 +212,7 @@ START_TEST(test_dump_paused)
 			 "prefetching: paused, memory pressure (PSI some avg10) is above 10%");
 	ck_assert_str_eq(lines->pdata[6],
 			 "last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB "
-			 "already cached (1 ranges whole, 0 of them by a recent probe), 0 failed, 1 skipped; "
+			 "already cached (1 ranges whole, 0 of them spot-checked), 0 failed, 1 skipped; "
 			 "superseded by a newer prediction");
 	ck_assert_str_eq(lines->pdata[11],
 			 "identity: last readahead skipped 0 ranges whose path names another file than "
