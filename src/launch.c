@@ -9,6 +9,9 @@
 
 #include "order.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 struct Launch {
 	LaunchHooks hooks;
 	LaunchRate rate;
@@ -55,26 +58,83 @@ launch_fetch_decide(const Conf *conf, const LaunchHits *hits, LaunchRate *rate, 
 	return LAUNCH_FETCH_READ;
 }
 
+/* A learned range of the set, or a run of them merged. */
+typedef struct FetchSpan {
+	const char *path;     /* borrowed from the map */
+	guint64 start;
+	guint64 end;          /* exclusive */
+	float prob;           /* the likeliest of its maps */
+	guint first;          /* the exe's index of its first map: the tie-break */
+} FetchSpan;
+
+/* By path, then offset: the order in which one file's ranges merge. */
+static gint
+by_place(gconstpointer a, gconstpointer b)
+{
+	const FetchSpan *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c != 0)
+		return c;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
 /* Most likely used first; in the exe's own order among equals. */
 static gint
-by_prob(gconstpointer a, gconstpointer b, gpointer user_data)
+by_prob(gconstpointer a, gconstpointer b)
 {
-	const ExeMap *maps = user_data;
-	guint i = *(const guint *)a, j = *(const guint *)b;
+	const FetchSpan *x = a, *y = b;
 
-	if (maps[i].prob != maps[j].prob)
-		return maps[i].prob > maps[j].prob ? -1 : 1;
-	return i < j ? -1 : i > j;
+	if (x->prob != y->prob)
+		return x->prob > y->prob ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * Merges the spans of each file across gaps of at most
+ * LAUNCH_MERGE_GAP_BYTES and drops the files whose merged spans total
+ * less than min_file_bytes; spans[0 .. n) is in by_place() order.
+ * Returns how many spans are left, at the front of spans.
+ */
+static guint
+merge_spans(FetchSpan *spans, guint n, guint64 min_file_bytes)
+{
+	guint out = 0, i = 0;
+
+	while (i < n) {
+		guint file_first = out;
+		guint64 file_bytes = 0;
+		const char *path = spans[i].path;
+
+		for (; i < n && strcmp(spans[i].path, path) == 0; i++) {
+			FetchSpan *last = out > file_first ? &spans[out - 1] : NULL;
+
+			if (last && spans[i].start <= last->end + LAUNCH_MERGE_GAP_BYTES) {
+				last->end = MAX(last->end, spans[i].end);
+				last->prob = MAX(last->prob, spans[i].prob);
+				last->first = MIN(last->first, spans[i].first);
+				continue;
+			}
+			spans[out++] = spans[i];
+		}
+		for (guint k = file_first; k < out; k++)
+			file_bytes += spans[k].end - spans[k].start;
+		if (file_bytes < min_file_bytes)
+			out = file_first;
+	}
+	return out;
 }
 
 GArray *
-launch_fetch_requests(const Exe *exe, guint64 max_bytes)
+launch_fetch_requests(const Exe *exe, guint64 max_bytes, guint64 min_file_bytes)
 {
 	GArray *requests = order_requests_new();
-	g_autofree guint *idx = NULL;
+	g_autofree FetchSpan *spans = NULL;
 	const ExeMap *maps;
 	guint64 total = 0;
-	guint n;
+	guint n, k = 0;
 
 	g_return_val_if_fail(exe != NULL, requests);
 
@@ -82,18 +142,23 @@ launch_fetch_requests(const Exe *exe, guint64 max_bytes)
 	if (n == 0)
 		return requests;
 	maps = (const ExeMap *)(const void *)exe->exemaps->data;
-	idx = g_new(guint, n);
-	for (guint i = 0; i < n; i++)
-		idx[i] = i;
-	g_qsort_with_data(idx, (gint)n, sizeof(*idx), by_prob, (gpointer)maps);
-	for (guint k = 0; k < n && total < max_bytes; k++) {
-		const Map *map = maps[idx[k]].map;
-		guint64 length = MIN(map->length, max_bytes - total);
+	spans = g_new(FetchSpan, n);
+	for (guint i = 0; i < n; i++) {
+		const Map *map = maps[i].map;
 
 		/* Its file is gone or another one: never read (see learn_check_files()). */
-		if (length == 0 || map->learn.stale)
+		if (map->length == 0 || map->learn.stale)
 			continue;
-		order_requests_add(requests, map->path, map->offset, length);
+		spans[k++] = (FetchSpan){ map->path, map->offset, map->offset + map->length,
+					  maps[i].prob, i };
+	}
+	qsort(spans, k, sizeof(*spans), by_place);
+	k = merge_spans(spans, k, min_file_bytes);
+	qsort(spans, k, sizeof(*spans), by_prob);
+	for (guint i = 0; i < k && total < max_bytes; i++) {
+		guint64 length = MIN(spans[i].end - spans[i].start, max_bytes - total);
+
+		order_requests_add(requests, spans[i].path, spans[i].start, length);
 		total += length;
 	}
 	return requests;
@@ -139,22 +204,30 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 	case LAUNCH_FETCH_READ:
 		break;
 	}
-	requests = launch_fetch_requests(exe, (guint64)conf->launchfetchkb * 1024);
+	requests = launch_fetch_requests(exe, (guint64)conf->launchfetchkb * 1024,
+					 LAUNCH_MIN_FILE_BYTES);
 	for (guint i = 0; i < requests->len; i++)
 		bytes += g_array_index(requests, OrderRequest, i).length;
-	if (!h->fetch(h->data, exe, requests)) {
+	if (requests->len == 0) {
+		/* Only small files: the program reads them as cheaply itself. */
+		g_array_unref(requests);
+		launch->rate = before;
+		launch->stats.small++;
+	} else if (!h->fetch(h->data, exe, requests)) {
 		/* Nothing was read: the rate bound owes nothing either. */
 		launch->rate = before;
 		launch->stats.refused++;
 		return;
+	} else {
+		launch->stats.fetches++;
+		launch->stats.fetch_bytes += bytes;
 	}
-	launch->stats.fetches++;
-	launch->stats.fetch_bytes += bytes;
 	/*
 	 * A program loading its set from disk competes with the prediction's
 	 * batch for a disk that serves all I/O alike: after a cache drop that
 	 * batch re-reads the whole prediction. It waits for the start-up
-	 * window, not only execpause, which ends before a cold start does.
+	 * window, not only execpause, which ends before a cold start does,
+	 * also when the set is left to the program's own reads.
 	 */
 	if (h->hold)
 		h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);

@@ -123,7 +123,7 @@ START_TEST(test_fetch_requests)
 	exe_add_map(model, exe, map_new("/d", 0, 50, 0), 1.0);
 	g_array_index(exe->exemaps, ExeMap, 3).map->learn.stale = TRUE;
 
-	all = launch_fetch_requests(exe, 10000);
+	all = launch_fetch_requests(exe, 10000, 0);
 	ck_assert_uint_eq(all->len, 3);
 	r = &g_array_index(all, OrderRequest, 0);
 	ck_assert_str_eq(r->path, "/b");
@@ -136,13 +136,76 @@ START_TEST(test_fetch_requests)
 	ck_assert_uint_eq(r->offset, 4096);
 	ck_assert_uint_eq(r->length, 200);
 
-	cut = launch_fetch_requests(exe, 350);
+	cut = launch_fetch_requests(exe, 350, 0);
 	ck_assert_uint_eq(cut->len, 2);
 	ck_assert_str_eq(g_array_index(cut, OrderRequest, 0).path, "/b");
 	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 0).length, 300);
 	ck_assert_str_eq(g_array_index(cut, OrderRequest, 1).path, "/a");
 	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 1).offset, 0);
 	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 1).length, 50);
+}
+END_TEST
+
+/*
+ * The merging, with KiB = 1024 and the gap of 256 KiB:
+ *   /big (likely 0.5): [0, 64K), [128K, 192K) and [160K, 200K) overlap or
+ *     lie 64K apart: one range [0, 200K); [456K, 520K) lies exactly 256K
+ *     after it: joined, [0, 520K); [777K, 841K) lies 257K after: apart.
+ *     The file's 584K is over the minimum of 256K.
+ *   /lib (likely 1.0 and 0.2): [0, 300K) and [1M, 1M + 4K), 724K apart:
+ *     two ranges, each as likely as its map; the first comes first of all.
+ *   /small (likely 1.0): [0, 4K) and [8K, 12K) merge into 12K, under the
+ *     minimum: left out however likely.
+ *   /stale: never read.
+ * Order: /lib's first (1.0), then /big's two (0.5, in the exe's order of
+ * their first maps), then /lib's second (0.2).
+ */
+START_TEST(test_fetch_merged)
+{
+	const guint64 K = 1024;
+	g_autoptr(Model) model = model_new();
+	Exe *exe = exe_new("/usr/bin/x", FALSE, 0);
+	g_autoptr(GArray) reqs = NULL;
+	g_autoptr(GArray) cut = NULL;
+	const struct {
+		const char *path;
+		guint64 offset, length;
+	} want[] = {
+		{ "/lib", 0, 300 * K },
+		{ "/big", 0, 520 * K },
+		{ "/big", 777 * K, 64 * K },
+		{ "/lib", 1024 * K, 4 * K },
+	};
+
+	model_add_exe(model, exe, 0, FALSE);
+	exe_add_map(model, exe, map_new("/big", 128 * K, 64 * K, 0), 0.5);
+	exe_add_map(model, exe, map_new("/small", 8 * K, 4 * K, 0), 1.0);
+	exe_add_map(model, exe, map_new("/big", 777 * K, 64 * K, 0), 0.5);
+	exe_add_map(model, exe, map_new("/lib", 0, 300 * K, 0), 1.0);
+	exe_add_map(model, exe, map_new("/big", 0, 64 * K, 0), 0.5);
+	exe_add_map(model, exe, map_new("/small", 0, 4 * K, 0), 1.0);
+	exe_add_map(model, exe, map_new("/big", 456 * K, 64 * K, 0), 0.3);
+	exe_add_map(model, exe, map_new("/lib", 1024 * K, 4 * K, 0), 0.2);
+	exe_add_map(model, exe, map_new("/big", 160 * K, 40 * K, 0), 0.5);
+	exe_add_map(model, exe, map_new("/stale", 0, 1024 * K, 0), 1.0);
+	g_array_index(exe->exemaps, ExeMap, 9).map->learn.stale = TRUE;
+
+	reqs = launch_fetch_requests(exe, G_MAXUINT64, LAUNCH_MIN_FILE_BYTES);
+	ck_assert_uint_eq(reqs->len, G_N_ELEMENTS(want));
+	for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+		const OrderRequest *r = &g_array_index(reqs, OrderRequest, i);
+
+		ck_assert_str_eq(r->path, want[i].path);
+		ck_assert_uint_eq(r->offset, want[i].offset);
+		ck_assert_uint_eq(r->length, want[i].length);
+	}
+
+	/* The cap cuts the merged ranges: 300K of /lib, then 100K of /big. */
+	cut = launch_fetch_requests(exe, 400 * K, LAUNCH_MIN_FILE_BYTES);
+	ck_assert_uint_eq(cut->len, 2);
+	ck_assert_str_eq(g_array_index(cut, OrderRequest, 1).path, "/big");
+	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 1).offset, 0);
+	ck_assert_uint_eq(g_array_index(cut, OrderRequest, 1).length, 100 * K);
 }
 END_TEST
 
@@ -267,7 +330,7 @@ END_TEST
 
 /*
  * The fetch through launch_exec(), cycle 20 s. Each program uses one
- * 4096-byte map; fake_measure reports 100 bytes learned, h.resident of
+ * 512 KiB map; fake_measure reports 100 bytes learned, h.resident of
  * them resident.
  *   - a compiler (cc) started 1,000 times, 1 ms apart from 1 s on, not
  *     cached: one batch (the first start), the others not measured;
@@ -298,7 +361,7 @@ START_TEST(test_exec_fetch)
 		Exe *exe = exe_new(names[i], FALSE, 0);
 
 		model_add_exe(model, exe, 0, FALSE);
-		exe_add_map(model, exe, map_new(names[i], 0, 4096, 0), 1.0);
+		exe_add_map(model, exe, map_new(names[i], 0, 512 * 1024, 0), 1.0);
 	}
 	model->time = 100;
 
@@ -310,7 +373,7 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(h.measured, 1);
 	ck_assert_uint_eq(h.fetched->len, 1);
 	ck_assert_str_eq(g_ptr_array_index(h.fetched, 0), "/usr/bin/cc");
-	ck_assert_uint_eq(h.fetched_bytes, 4096);
+	ck_assert_uint_eq(h.fetched_bytes, 512 * 1024);
 	/*
 	 * The first start: execpause's hold (1 s), then the start-up window's
 	 * (5 s) for its batch; each later start holds for execpause only.
@@ -349,7 +412,7 @@ START_TEST(test_exec_fetch)
 	ck_assert_str_eq(g_ptr_array_index(h.fetched, 5), "/usr/bin/r");
 
 	ck_assert_uint_eq(st->fetches, 6);
-	ck_assert_uint_eq(st->fetch_bytes, 6 * 4096);
+	ck_assert_uint_eq(st->fetch_bytes, 6 * 512 * 1024);
 	ck_assert_uint_eq(st->cached, 1);
 	launch_fetch_done(launch, 3000);
 	launch_fetch_done(launch, 1000);
@@ -363,6 +426,57 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(h.fetched->len, 6);
 	ck_assert_uint_eq(st->fetches + st->cached + st->limited + st->refused, 12);
 
+	g_ptr_array_unref(h.fetched);
+	g_array_unref(h.holds);
+}
+END_TEST
+
+/*
+ * A start not cached whose set is only small files (two of 100 KiB, in
+ * all under LAUNCH_MIN_FILE_BYTES each): nothing is read, the start counts
+ * as small, the background still waits for the start-up window, and the
+ * rate bound keeps its slot: four more starts of large sets at once all
+ * get their batch.
+ */
+START_TEST(test_exec_small)
+{
+	g_autoptr(Conf) conf = test_conf();
+	g_autoptr(Model) model = model_new();
+	Hooked h = { 0 };
+	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, fake_fetch, &h };
+	g_autoptr(Launch) launch = launch_new(&hooks);
+	const LaunchStats *st = launch_get_stats(launch);
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+
+	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
+	h.fetched = g_ptr_array_new();
+	model_add_exe(model, a, 0, FALSE);
+	exe_add_map(model, a, map_new("/usr/lib/a1.pm", 0, 100 * 1024, 0), 1.0);
+	exe_add_map(model, a, map_new("/usr/lib/a2.pm", 0, 100 * 1024, 0), 1.0);
+	for (guint i = 0; i < 4; i++) {
+		g_autofree char *name = g_strdup_printf("/usr/bin/b%u", i);
+		Exe *b = exe_new(name, FALSE, 0);
+
+		model_add_exe(model, b, 0, FALSE);
+		exe_add_map(model, b, map_new(name, 0, 512 * 1024, 0), 1.0);
+	}
+	model->time = 100;
+
+	h.now = 1000000;
+	launch_exec(launch, model, conf, "/usr/bin/a");
+	ck_assert_uint_eq(h.fetched->len, 0);
+	ck_assert_uint_eq(st->small, 1);
+	ck_assert_uint_eq(st->fetches, 0);
+	ck_assert_uint_eq(h.holds->len, 2);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 6000000);
+
+	for (guint i = 0; i < 4; i++) {
+		g_autofree char *name = g_strdup_printf("/usr/bin/b%u", i);
+
+		launch_exec(launch, model, conf, name);
+	}
+	ck_assert_uint_eq(h.fetched->len, 4);
+	ck_assert_uint_eq(st->limited, 0);
 	g_ptr_array_unref(h.fetched);
 	g_array_unref(h.holds);
 }
@@ -388,7 +502,7 @@ START_TEST(test_measured_later)
 	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
 	h.fetched = g_ptr_array_new();
 	model_add_exe(model, a, 0, FALSE);
-	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 4096, 0), 1.0);
+	exe_add_map(model, a, map_new("/usr/lib/liba.so", 0, 512 * 1024, 0), 1.0);
 	model->time = 100;
 
 	h.now = 1000000;
@@ -433,7 +547,9 @@ launch_suite(void)
 	tcase_add_test(tc, test_exec);
 	tcase_add_test(tc, test_fetch_decide);
 	tcase_add_test(tc, test_fetch_requests);
+	tcase_add_test(tc, test_fetch_merged);
 	tcase_add_test(tc, test_exec_fetch);
+	tcase_add_test(tc, test_exec_small);
 	tcase_add_test(tc, test_measured_later);
 	suite_add_tcase(s, tc);
 	return s;
