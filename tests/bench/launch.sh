@@ -7,7 +7,7 @@
 #
 #   launch.sh [-n LAUNCHES] [-c CYCLE] [-d DAEMONS] [-s SET] [-t STEPS]
 #             [-b PERCENT] [-D IOPS:MBPS|none] [-S SEED] [-a APPS] [-l LIST]
-#             [-v LEVEL] [-u] [-T] [-o DIR]
+#             [-v LEVEL] [-M PREFIXES] [-u] [-T] [-o DIR]
 #
 #   -n  measured launches per daemon (16)
 #   -c  the daemons' cycle in seconds (2)
@@ -39,6 +39,9 @@
 #   -l  the real programs (tests/bench/real.list)
 #   -v  this daemon's verbosity (4); 10 logs every prediction and
 #       selected map in DIR/this.log, to see why a launch was missed
+#   -M  the mapprefix of this daemon alone (the other daemons keep the
+#       benchmark's, $root/;/usr/;/lib;/var/cache/;!/), to measure a
+#       prefix list against base running the same build
 #   -u  unpredicted launches: after A, launch the program whose favourite
 #       successor is A (one the walk never starts after A), and give the
 #       daemons no prefetch window: the page cache is dropped and it is
@@ -90,15 +93,16 @@ coldbin=/usr/local/sbin/preload-bench-cold
 
 launches=16 cycle=2 daemons=none,0.6.4,this set=synthetic steps=48
 budget=1 seed=1 napps=8 list="$here/real.list" out= slow=300:100 verbosity=4 unpredicted=0 treesonly=0
+this_mapprefix=
 base="${base_builddir:-}/src/preload"
 
 usage() { sed -n '/^#   launch.sh/,/^#   -o/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts "n:c:d:s:t:b:D:S:a:l:v:o:uTh" opt; do
+while getopts "n:c:d:s:t:b:D:S:a:l:v:M:o:uTh" opt; do
 	case $opt in
 	n) launches=$OPTARG ;; c) cycle=$OPTARG ;; d) daemons=$OPTARG ;;
 	s) set=$OPTARG ;; t) steps=$OPTARG ;; b) budget=$OPTARG ;; D) slow=$OPTARG ;;
 	S) seed=$OPTARG ;; a) napps=$OPTARG ;; l) list=$OPTARG ;; o) out=$OPTARG ;;
-	v) verbosity=$OPTARG ;; u) unpredicted=1 ;; T) treesonly=1 slow=none ;;
+	v) verbosity=$OPTARG ;; M) this_mapprefix=$OPTARG ;; u) unpredicted=1 ;; T) treesonly=1 slow=none ;;
 	h) usage 0 ;; *) usage ;;
 	esac
 done
@@ -912,6 +916,7 @@ daemon_rd() {
 run_daemon() { # NAME
 	local d=$1 t0 s0 sampler cpu=- hwm=- anon=- io=- state=- secs sectors bin
 	local conf="$work/preload.conf" statefile="$work/$1.state"
+	[ "$d" = this ] && [ -n "$this_mapprefix" ] && conf="$work/preload.this.conf"
 	dpid=
 	drop_caches
 	t0=$SECONDS s0=$(disk_sectors)
@@ -1089,7 +1094,7 @@ step=$((2 * cycle + 1)) overlap=$((cycle + 1)) settle=1.5
 prio=-10
 
 log "results in $work"
-echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps unpredicted=$unpredicted" > "$work/params"
+echo "set=$set launches=$launches cycle=$cycle daemons=$daemons steps=$steps budget=$budget% disk=$slow seed=$seed apps=$napps unpredicted=$unpredicted${this_mapprefix:+ this_mapprefix=$this_mapprefix}" > "$work/params"
 if [ "$set" = synthetic ]; then
 	if [ "$slow" != none ]; then
 		log "a slow disk for the programs: $iops reads/s, $mbps MB/s"
@@ -1145,6 +1150,9 @@ maxprocs = 30
 sortstrategy = 3
 EOF
 
+if [ -n "$this_mapprefix" ]; then
+	sed "s|^mapprefix = .*|mapprefix = $this_mapprefix|" "$work/preload.conf" > "$work/preload.this.conf"
+fi
 make_sequence
 : > "$work/launches.tsv"
 : > "$work/daemons.tsv"
