@@ -197,6 +197,13 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 		return;
 	case LAUNCH_FETCH_CACHED:
 		launch->stats.cached++;
+		/*
+		 * Nothing worth a batch, but what is missing the program reads
+		 * from the disk, where a background batch (after a cache drop,
+		 * the whole prediction) would queue beside it: held as below.
+		 */
+		if (hits->resident < hits->bytes && h->hold)
+			h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);
 		return;
 	case LAUNCH_FETCH_LIMITED:
 		launch->stats.limited++;
@@ -210,6 +217,8 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 		bytes += g_array_index(requests, OrderRequest, i).length;
 	if (requests->len == 0) {
 		/* Only small files: the program reads them as cheaply itself. */
+		g_debug("%s started with its learned set not cached: only small files, left to it",
+			exe->path);
 		g_array_unref(requests);
 		launch->rate = before;
 		launch->stats.small++;

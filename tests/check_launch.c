@@ -335,7 +335,7 @@ END_TEST
  *   - a compiler (cc) started 1,000 times, 1 ms apart from 1 s on, not
  *     cached: one batch (the first start), the others not measured;
  *   - its set cached (resident 95, 5 % missing) a cycle later: measured,
- *     no batch;
+ *     no batch, but the start-up window's hold for the 5 % it reads;
  *   - eight other programs p0..p7 started at once at 30 s, not cached:
  *     p0..p3 read (the burst; cc's batch at 1 s has long cleared), p4..p7
  *     held by the rate bound; p4 again at 31 s is not measured again (same
@@ -388,6 +388,9 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(h.measured, 2);
 	ck_assert_uint_eq(h.fetched->len, 1);
 	ck_assert_uint_eq(st->cached, 1);
+	/* Cached enough for no batch, but the 5 % it reads from the disk still holds the background. */
+	ck_assert_uint_eq(h.holds->len, 1003);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1002), 26000000);
 
 	h.resident = 0;
 	h.now = 30000000;
@@ -419,12 +422,26 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(st->done, 2);
 	ck_assert_uint_eq(st->read_bytes, 4000);
 
+	/* All of it cached: the program needs no disk, the background is not held. */
+	h.resident = 100;
+	h.now = 41000000;
+	launch_exec(launch, model, conf, "/usr/bin/cc");
+	ck_assert_uint_eq(st->cached, 2);
+	/*
+	 * execpause's hold only (cc was last seen at model time 0): 1,003
+	 * holds at 21 s, then at 30 s eight execpause holds and four
+	 * start-up holds of p0..p3, at 31 s execpause's of p4, q and r and
+	 * r's start-up hold, now one more.
+	 */
+	ck_assert_uint_eq(h.holds->len, 1020);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1019), 42000000);
+
 	/* Off: a start not cached gets nothing and counts nowhere. */
 	conf->launchfetchkb = 0;
 	h.now = 60000000;
 	launch_exec(launch, model, conf, "/usr/bin/p7");
 	ck_assert_uint_eq(h.fetched->len, 6);
-	ck_assert_uint_eq(st->fetches + st->cached + st->limited + st->refused, 12);
+	ck_assert_uint_eq(st->fetches + st->cached + st->limited + st->refused, 13);
 
 	g_ptr_array_unref(h.fetched);
 	g_array_unref(h.holds);
