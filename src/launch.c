@@ -16,17 +16,20 @@ struct Launch {
 	LaunchHooks hooks;
 	LaunchRate rate;
 	LaunchStats stats;
+	/* exe paths (owned) whose measurement runs elsewhere and whose start was a launch */
+	GHashTable *pending_launches;
 };
 
 LaunchDecision
 launch_decide(const Conf *conf, gint64 model_time, const Exe *exe, gint64 now_us)
 {
-	LaunchDecision d = { 0, FALSE };
+	LaunchDecision d = { FALSE, 0, FALSE };
 
 	g_return_val_if_fail(conf != NULL && exe != NULL, d);
 
 	/* Not seen running for two cycles: a launch, not a repeat. */
-	if (conf->execpause > 0 && model_time - exe->update_time > 2 * conf->cycle)
+	d.launch = model_time - exe->update_time > 2 * conf->cycle;
+	if (d.launch && conf->execpause > 0)
 		d.hold_until = now_us + conf->execpause * 1000;
 	d.measure = exe->hits_checked_at == 0 ||
 		    now_us - exe->hits_checked_at >= conf->cycle * G_USEC_PER_SEC;
@@ -173,19 +176,23 @@ launch_new(const LaunchHooks *hooks)
 
 	launch = g_new0(Launch, 1);
 	launch->hooks = *hooks;
+	launch->pending_launches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	return launch;
 }
 
 void
 launch_free(Launch *launch)
 {
+	if (!launch)
+		return;
+	g_hash_table_destroy(launch->pending_launches);
 	g_free(launch);
 }
 
 /* The launch-time prefetch of a measured start. */
 static void
 launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits *hits,
-	     gint64 now)
+	     gint64 now, gboolean is_launch)
 {
 	const LaunchHooks *h = &launch->hooks;
 	LaunchRate before = launch->rate;
@@ -202,7 +209,7 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 		 * from the disk, where a background batch (after a cache drop,
 		 * the whole prediction) would queue beside it: held as below.
 		 */
-		if (hits->resident < hits->bytes && h->hold)
+		if (is_launch && hits->resident < hits->bytes && h->hold)
 			h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);
 		return;
 	case LAUNCH_FETCH_LIMITED:
@@ -236,19 +243,21 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 	 * batch for a disk that serves all I/O alike: after a cache drop that
 	 * batch re-reads the whole prediction. It waits for the start-up
 	 * window, not only execpause, which ends before a cold start does,
-	 * also when the set is left to the program's own reads.
+	 * also when the set is left to the program's own reads; a program
+	 * restarted in a loop does not hold it (launch.h).
 	 */
-	if (h->hold)
+	if (is_launch && h->hold)
 		h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);
 }
 
 /* A measurement of exe's set: counted, and the fetch it calls for. */
 static void
-measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gint64 now)
+measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gint64 now,
+	 gboolean is_launch)
 {
 	exe_hits_add(&exe->hits, hits->bytes, hits->prefetched, hits->probed, hits->resident);
 	if (launch->hooks.fetch)
-		launch_fetch(launch, conf, exe, hits, now);
+		launch_fetch(launch, conf, exe, hits, now, is_launch);
 }
 
 Exe *
@@ -277,7 +286,11 @@ launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path
 		/* Set first: a start while the measurement runs elsewhere is not measured again. */
 		exe->hits_checked_at = now;
 		if (h->measure(h->data, exe, model->prefetch_seq, &hits))
-			measured(launch, conf, exe, &hits, now);
+			measured(launch, conf, exe, &hits, now, d.launch);
+		else if (d.launch)
+			g_hash_table_add(launch->pending_launches, g_strdup(exe->path));
+		else
+			g_hash_table_remove(launch->pending_launches, exe->path);
 	}
 	model->dirty = TRUE;
 	return exe;
@@ -288,16 +301,19 @@ launch_measured(Launch *launch, Model *model, const Conf *conf, const char *exe_
 		const LaunchHits *hits)
 {
 	const LaunchHooks *h;
+	gboolean is_launch;
 	Exe *exe;
 
 	g_return_if_fail(launch != NULL && model != NULL && conf != NULL);
 	g_return_if_fail(exe_path != NULL && hits != NULL);
 
+	is_launch = g_hash_table_remove(launch->pending_launches, exe_path);
 	exe = model_lookup_exe(model, exe_path);
 	if (!exe)
 		return;
 	h = &launch->hooks;
-	measured(launch, conf, exe, hits, h->now ? h->now(h->data) : g_get_monotonic_time());
+	measured(launch, conf, exe, hits, h->now ? h->now(h->data) : g_get_monotonic_time(),
+		 is_launch);
 	model->dirty = TRUE;
 }
 

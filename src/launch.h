@@ -35,8 +35,14 @@
  *              the program for it lost: on the launch benchmark's disk a
  *              cold perl start that loads 200 small modules took 30 %
  *              longer and 30 % more requests with them read beside it.
- *              A set of small files only gets nothing read; the hold
- *              below applies all the same.
+ *              A set of small files only gets nothing read.
+ *   hold       a launch (as for execpause) that reads any of its set
+ *              from the disk holds the background readahead for the
+ *              start-up window, batch or not: after a cache drop the
+ *              background batch re-reads the whole prediction beside
+ *              it. A program run over and over does not: a loop that
+ *              restarts it every few seconds would keep the prediction
+ *              from ever being read.
  *
  * The decisions are pure (launch_decide(), on a model time and a
  * monotonic time passed in); launch_exec() applies them through hooks,
@@ -106,6 +112,8 @@ typedef struct LaunchHooks {
 
 /* What a start of a known exe calls for. */
 typedef struct LaunchDecision {
+	/* Not seen running for two cycles: a launch, not a program run over and over. */
+	gboolean launch;
 	gint64 hold_until;    /* monotonic us to hold the readahead back until, 0: no hold */
 	gboolean measure;     /* measure this start's learned set */
 } LaunchDecision;

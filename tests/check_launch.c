@@ -453,7 +453,8 @@ END_TEST
  * all under LAUNCH_MIN_FILE_BYTES each): nothing is read, the start counts
  * as small, the background still waits for the start-up window, and the
  * rate bound keeps its slot: four more starts of large sets at once all
- * get their batch.
+ * get their batch (each with execpause's hold and the start-up window's).
+ * A program restarted in a loop gets its batch and no hold.
  */
 START_TEST(test_exec_small)
 {
@@ -494,6 +495,18 @@ START_TEST(test_exec_small)
 	}
 	ck_assert_uint_eq(h.fetched->len, 4);
 	ck_assert_uint_eq(st->limited, 0);
+	ck_assert_uint_eq(h.holds->len, 10);
+
+	/*
+	 * b0 restarted in a loop (seen running at model time 99): its batch
+	 * a cycle later, at 30 s, but no hold at all, or the loop would keep
+	 * the prediction back for good.
+	 */
+	model_lookup_exe(model, "/usr/bin/b0")->update_time = 99;
+	h.now = 30000000;
+	launch_exec(launch, model, conf, "/usr/bin/b0");
+	ck_assert_uint_eq(h.fetched->len, 5);
+	ck_assert_uint_eq(h.holds->len, 10);
 	g_ptr_array_unref(h.fetched);
 	g_array_unref(h.holds);
 }
