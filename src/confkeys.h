@@ -323,8 +323,13 @@ CONF_INT(system, launchfetchkb, 131072, 0, G_GINT64_CONSTANT(1) << 32, "KB",
 	"tenth of what it learned the program loads (its maps and start-up "
 	"reads) is not in the page cache, that set is read at once, up to "
 	"this much of it (most used maps first), in on-disk order and large "
-	"requests beside the program's own reads; execpause does not hold "
-	"these reads, and prefetching for predictions waits for them and for "
-	"the program's start-up window (startupwindow). At most "
-	"once per program per cycle, and at most 4 such reads at once, then "
-	"one per second. 0 turns it off.")
+	"requests (a file's learned ranges merged across gaps of up to 256 "
+	"KiB) beside the program's own reads. Files whose learned part is "
+	"under 256 KiB are left to the program: a disk limited by requests "
+	"charges their prefetch the request the program's own read costs. "
+	"execpause does not hold these reads, and prefetching for predictions "
+	"waits for them; at a launch (a program not seen running for two "
+	"cycles) that reads any of its set from the disk, it also waits for "
+	"the start-up window (startupwindow). At most once per program per "
+	"cycle, and at most 4 such reads at once, then one per second. 0 "
+	"turns it off.")
