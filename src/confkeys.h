@@ -176,7 +176,10 @@ CONF_LIST(system, mapprefix,
 	"by default: every name there is chosen by a user, who could make a "
 	"root daemon learn, keep and read files of their choosing, and homes "
 	"are often on network, FUSE or encrypted file systems that may stop "
-	"answering or be locked. Add /home/NAME/.local/share/flatpak/ to "
+	"answering or be locked. /etc is not covered either, though reading "
+	"it ahead is harmless (no user can create a name there): with it, "
+	"the launch benchmark's Writer and Firefox started no faster "
+	"(doc/benchmarks.md). Add /home/NAME/.local/share/flatpak/ to "
 	"mapprefix and exeprefix for a user whose applications should be "
 	"learned.")
 
