@@ -18,9 +18,15 @@
  * learned read set. Opens by any process that has no window cost one
  * hash lookup.
  *
+ * Plain opens come from a second fanotify group that reports file
+ * handles instead of descriptors, on the file systems that allow it: an
+ * open by a process without a window then costs the kernel no open of
+ * the file (see watch_new).
+ *
  * The watcher never looks a path up on behalf of a user: what it learns
- * about a file comes from the descriptor fanotify hands it (statx without
- * a round trip to the file's server, its name in /proc/self/fd), and the
+ * about a file comes from the descriptor fanotify hands it or the handle
+ * it resolves (statx without a round trip to the file's server, its name
+ * in /proc/self/fd), and the
  * interpreter of a program is recognised by where its exec event falls,
  * not by resolving the name the program asks for. Network and FUSE file
  * systems, which may stop answering, are not watched unless `netfs`
@@ -225,6 +231,48 @@ gboolean watch_mounts_under_remote(const GArray *mounts, const ProcMount *mount)
 guint watch_close_event_fds(const guint8 *buf, gsize len, gsize from, int keep);
 
 /*
+ * One event of a file-handle group (FAN_REPORT_FID), as parsed from a
+ * read's buffer: no descriptor, the file named by the file system's id
+ * (statfs f_fsid) and a handle that open_by_handle_at() takes.
+ */
+typedef struct WatchFidEvent {
+	guint64 mask;         /* FAN_OPEN, FAN_Q_OVERFLOW, ... */
+	pid_t pid;
+	gint32 fd;            /* FAN_NOFD (-1) from such a group; closed by the caller if not */
+	gboolean has_fid;     /* a well-formed FID record was found */
+	guint32 fsid[2];      /* __kernel_fsid_t val[0], val[1] */
+	gint32 handle_type;   /* struct file_handle's handle_type */
+	guint32 handle_bytes; /* ... and handle_bytes, at most WATCH_HANDLE_MAX */
+	gsize handle_at;      /* where in the buffer its f_handle bytes start */
+} WatchFidEvent;
+
+/* The longest handle taken (the kernel's MAX_HANDLE_SZ). */
+#define WATCH_HANDLE_MAX 128
+
+/* What watch_parse_fid_events() met besides events. */
+typedef struct WatchFidParse {
+	guint unknown_records; /* info records of a type not known here, skipped by their length */
+	guint bad_records;     /* FID records shorter than their handle, or records running
+				* past their event: the event is kept without a file */
+	gboolean malformed;    /* parsing stopped at an event of an unknown version or a
+				* length that does not fit: the rest of the buffer is unusable */
+	gsize stopped_at;      /* the offset where parsing stopped (len when it did not) */
+} WatchFidParse;
+
+/*
+ * Parses the events of one read() of a FAN_REPORT_FID group: buf holds
+ * len bytes of fanotify_event_metadata, each followed by info records
+ * (fanotify_event_info_header: type, pad, len) up to its event_len.
+ * Appends a WatchFidEvent to events for each event whose metadata is
+ * sound; an info record of a type other than FAN_EVENT_INFO_TYPE_FID is
+ * skipped by its header's length, a second FID record ignored. A bad
+ * record loses only its event's file (counted); a bad event (version,
+ * event_len shorter than the metadata or beyond the buffer) stops the
+ * parse. Returns how many events were appended.
+ */
+guint watch_parse_fid_events(const guint8 *buf, gsize len, GArray *events, WatchFidParse *parse);
+
+/*
  * How many events one read may ask for: each event brings a descriptor,
  * and one the kernel cannot create loses its event. Of `limit`
  * (RLIMIT_NOFILE) less `open_fds`, 64 are kept for the rest of the
@@ -345,6 +393,17 @@ typedef struct WatchStats {
 				 namespace that none here shows, an overlay's layer): not used */
 	guint64 translated;   /* events of files on mounts of another namespace (a copy of
 				 preload's among them), used by their path here */
+	/*
+	 * Plain opens on file systems that can be watched by file handle come
+	 * from a second group (see watch_new); foreign and translated count
+	 * only events with a descriptor, since a handle is resolved through a
+	 * mount of the daemon's own and its path is always one here.
+	 */
+	guint64 fid_events;   /* of events, read from the file-handle group */
+	guint64 handles;      /* handles resolved (opens of pids in their window) */
+	guint64 handle_errors; /* handles not resolved: the file is gone (ESTALE), its file
+				  system is no longer in the table, or the record was bad */
+	guint64 unknown_records; /* info records of an unknown type, skipped */
 } WatchStats;
 
 typedef struct Watch Watch;
@@ -358,6 +417,22 @@ typedef struct Watch Watch;
  * window rate limit. The watcher adds its descriptors (the group and
  * /proc/self/mountinfo) to the default main context. Fails with a
  * WATCH_ERROR when fanotify cannot be used.
+ *
+ * Two groups: the descriptor group takes exec events everywhere, and the
+ * file-handle group (FAN_REPORT_FID) the plain opens of every marked
+ * local file system whose handles resolve through a mount of the
+ * daemon's showing its root (a descriptor of that mount is kept per
+ * file system, at most MAX_MARKS); the plain opens of the others (no
+ * fsid or handles: an overlay, a tmpfs or FUSE on older kernels, a btrfs
+ * subvolume; network/FUSE ones with netfs; no CAP_DAC_READ_SEARCH) stay
+ * in the descriptor group, as all do on a kernel without FAN_REPORT_FID
+ * (before 5.1). A resolved handle's path is the daemon's own (no
+ * namespace translation; foreign and translated count descriptor events
+ * only); one that names another file than the one opened (a directory
+ * covered by another mount here) is dropped when the window ends, by
+ * identity. Events of both are read in the same bounded batches; the
+ * handle group is read first and handled after the descriptor group is
+ * drained, so that an exec is seen before the opens that follow it.
  *
  * Each read of events asks for no more events than the daemon has free
  * descriptors (RLIMIT_NOFILE less those open, less a reserve of 64):

@@ -479,6 +479,118 @@ START_TEST(test_close_event_fds)
 }
 END_TEST
 
+/* Writes an event's metadata (fanotify_event_metadata) at buf + at. */
+static void
+put_event(guint8 *buf, gsize at, guint32 event_len, guint8 vers, guint64 mask, gint32 fd,
+	  gint32 pid)
+{
+	guint16 meta_len = 24;
+
+	memset(buf + at, 0, 24);
+	memcpy(buf + at, &event_len, 4);
+	buf[at + 4] = vers;
+	memcpy(buf + at + 6, &meta_len, 2);
+	memcpy(buf + at + 8, &mask, 8);
+	memcpy(buf + at + 16, &fd, 4);
+	memcpy(buf + at + 20, &pid, 4);
+}
+
+/* Writes a FID info record of rec_len bytes: fsid, then a file_handle of handle_bytes. */
+static void
+put_fid(guint8 *buf, gsize at, guint16 rec_len, guint32 fsid0, guint32 fsid1,
+	guint32 handle_bytes, gint32 handle_type)
+{
+	buf[at] = 1;  /* FAN_EVENT_INFO_TYPE_FID */
+	buf[at + 1] = 0;
+	memcpy(buf + at + 2, &rec_len, 2);
+	memcpy(buf + at + 4, &fsid0, 4);
+	memcpy(buf + at + 8, &fsid1, 4);
+	memcpy(buf + at + 12, &handle_bytes, 4);
+	memcpy(buf + at + 16, &handle_type, 4);
+}
+
+/*
+ * A file-handle group's buffer, built by hand: an open whose FID record
+ * follows a record of an unknown type, an overflow, an open whose record
+ * runs past its event, one whose handle is longer than its record, and an
+ * event of another version, which stops the parse.
+ */
+START_TEST(test_parse_fid_events)
+{
+	guint8 buf[256] = { 0 };
+	g_autoptr(GArray) events = g_array_new(FALSE, FALSE, sizeof(WatchFidEvent));
+	WatchFidParse parse;
+	const WatchFidEvent *ev;
+	guint16 rec_len;
+
+	/* 0: 24 + an unknown record of 8 + a FID record of 20 + 8 handle bytes = 60. */
+	put_event(buf, 0, 60, 3, 0x20 /* FAN_OPEN */, -1, 100);
+	buf[24] = 9;
+	rec_len = 8;
+	memcpy(buf + 26, &rec_len, 2);
+	put_fid(buf, 32, 28, 0x6d7e6a58, 0x423b417f, 8, 1);
+	for (int i = 0; i < 8; i++)
+		buf[52 + i] = (guint8)(0xa0 + i);
+	/* 60: an overflow, no record. */
+	put_event(buf, 60, 24, 3, 0x4000 /* FAN_Q_OVERFLOW */, -1, 0);
+	/* 84: a record that claims 40 bytes of the 20 its event has left. */
+	put_event(buf, 84, 44, 3, 0x20, -1, 200);
+	put_fid(buf, 108, 40, 1, 2, 8, 1);
+	/* 128: a handle of 12 bytes in a record with room for 8. */
+	put_event(buf, 128, 52, 3, 0x20, -1, 300);
+	put_fid(buf, 152, 28, 3, 4, 12, 1);
+	/* 180: version 2. */
+	put_event(buf, 180, 24, 2, 0x20, -1, 400);
+
+	ck_assert_uint_eq(watch_parse_fid_events(buf, 204, events, &parse), 4);
+	ck_assert_uint_eq(events->len, 4);
+	ck_assert_uint_eq(parse.unknown_records, 1);
+	ck_assert_uint_eq(parse.bad_records, 2);
+	ck_assert(parse.malformed);
+	ck_assert_uint_eq(parse.stopped_at, 180);
+
+	ev = &g_array_index(events, WatchFidEvent, 0);
+	ck_assert_uint_eq(ev->mask, 0x20);
+	ck_assert_int_eq(ev->pid, 100);
+	ck_assert_int_eq(ev->fd, -1);
+	ck_assert(ev->has_fid);
+	ck_assert_uint_eq(ev->fsid[0], 0x6d7e6a58);
+	ck_assert_uint_eq(ev->fsid[1], 0x423b417f);
+	ck_assert_int_eq(ev->handle_type, 1);
+	ck_assert_uint_eq(ev->handle_bytes, 8);
+	ck_assert_uint_eq(ev->handle_at, 52);
+	ck_assert_uint_eq(buf[ev->handle_at + 7], 0xa7);
+
+	ev = &g_array_index(events, WatchFidEvent, 1);
+	ck_assert_uint_eq(ev->mask, 0x4000);
+	ck_assert(!ev->has_fid);
+	ev = &g_array_index(events, WatchFidEvent, 2);
+	ck_assert_int_eq(ev->pid, 200);
+	ck_assert(!ev->has_fid);
+	ev = &g_array_index(events, WatchFidEvent, 3);
+	ck_assert_int_eq(ev->pid, 300);
+	ck_assert(!ev->has_fid);
+
+	/* The first two events alone: all sound. */
+	g_array_set_size(events, 0);
+	ck_assert_uint_eq(watch_parse_fid_events(buf, 84, events, &parse), 2);
+	ck_assert(!parse.malformed);
+	ck_assert_uint_eq(parse.stopped_at, 84);
+	ck_assert_uint_eq(parse.unknown_records, 1);
+	ck_assert_uint_eq(parse.bad_records, 0);
+	/* A buffer cut inside the second event's metadata: one event, then stopped. */
+	g_array_set_size(events, 0);
+	ck_assert_uint_eq(watch_parse_fid_events(buf, 70, events, &parse), 1);
+	ck_assert(parse.malformed);
+	ck_assert_uint_eq(parse.stopped_at, 60);
+	/* An event_len beyond the buffer stops the parse before it. */
+	g_array_set_size(events, 0);
+	ck_assert_uint_eq(watch_parse_fid_events(buf, 59, events, &parse), 0);
+	ck_assert(parse.malformed);
+	ck_assert_uint_eq(parse.stopped_at, 0);
+}
+END_TEST
+
 START_TEST(test_events_per_read)
 {
 	/* The default limit, 10 open: 1024 - 10 - 64 reserved. */
@@ -829,6 +941,7 @@ watch_suite(void)
 	tcase_add_test(tc, test_mounts_hostile);
 	tcase_add_test(tc, test_fs_classes);
 	tcase_add_test(tc, test_close_event_fds);
+	tcase_add_test(tc, test_parse_fid_events);
 	tcase_add_test(tc, test_events_per_read);
 	suite_add_tcase(s, tc);
 

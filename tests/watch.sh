@@ -163,6 +163,30 @@ for m in $r1_maps; do
 done
 echo "ok 1 - the files a program read() at start-up are learned as its maps"
 
+# The reads came as plain opens: on a file system that hands out file
+# handles (ext4, xfs, btrfs's top volume...), from the file-handle group,
+# each resolved to the file the program opened, with its identity.
+r1_id=$(stat -c '%d %i' "$work/data/r1.bin")
+awk -F '\t' -v uri="file://$work/data/r1.bin" -v id="$r1_id" \
+	'$1 == "FILE" && $7 == uri && $3 " " $4 == id { found = 1 } END { exit !found }' "$work/state" ||
+	fail "r1.bin is not recorded with its device and inode ($r1_id)"
+kill -USR1 "$daemon_pid"
+wait_for "$work/log" "^\[.*\] watch: fanotify on" 5 || fail "no watch line in the dump"
+watch_line=$(grep "\] watch: fanotify on" "$work/log" | tail -n 1)
+case $watch_line in
+*"opens by descriptor (no file-handle group)"*)
+	echo "ok 1a # SKIP no file-handle group on this kernel: opens come by descriptor" ;;
+*"opens by file handle on 0,"*)
+	echo "ok 1a # SKIP $work lies on a file system without file handles" ;;
+*"opens by file handle on "[1-9]*)
+	handles=$(echo "$watch_line" | sed -n 's/.* by file handle (\([0-9]*\) handles resolved.*/\1/p')
+	[ "${handles:-0}" -ge 2 ] ||
+		fail "r1.bin and r2.bin were opened in a window, but ${handles:-no} handles were resolved: $watch_line"
+	echo "ok 1a - the opens came by file handle ($handles handles resolved), r1.bin with its identity" ;;
+*)
+	fail "the dump does not say how opens are watched: $watch_line" ;;
+esac
+
 "$pagecache" evict "$work/data/r1.bin" "$work/data/r2.bin" || fail "cannot evict"
 before=$(resident_percent "$work/data/r1.bin")
 [ "$before" -le 10 ] || fail "r1.bin still ${before}% resident after eviction"
