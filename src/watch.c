@@ -1044,9 +1044,8 @@ struct Watch {
 	int fid_fd;               /* the file-handle group (plain opens), -1 if none */
 	guint fid_source;         /* main loop watch of fid_fd, when not paused */
 	GArray *fid_mounts;       /* FidMount: the file systems marked in the handle group */
-	guint fid_marks;          /* of the current set: file systems whose opens come by handle */
-	guint fid_refused;        /* ... and those the handle group could not take (their
-				   * opens come by descriptor) */
+	guint fid_marks;          /* of the current set: file systems whose opens come by handle
+				   * (the others' come by descriptor) */
 	guint8 *fid_buffer;       /* EVENT_BUFFER bytes of the handle group, read, not handled */
 	gsize fid_len;
 	GArray *fid_events;       /* WatchFidEvent, scratch for one batch */
@@ -2069,15 +2068,12 @@ mark_fid(Watch *watch, const GArray *mounts, const char *dir, GArray *fids)
 		return FALSE;
 	if (m && watch_mounts_under_remote(mounts, m))
 		return FALSE;
-	if (!fid_mount_open(mounts, dir, &fid)) {
-		watch->fid_refused++;
+	if (!fid_mount_open(mounts, dir, &fid))
 		return FALSE;
-	}
 	if (fanotify_mark(watch->fid_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN, AT_FDCWD,
 			  dir) != 0) {
 		g_debug("fanotify: %s: opens by descriptor (no file handles: %s)", dir,
 			g_strerror(errno));
-		watch->fid_refused++;
 		fid_mount_clear(&fid);
 		return FALSE;
 	}
@@ -2134,7 +2130,7 @@ mark_all(Watch *watch)
 	g_array_set_clear_func(fids, fid_mount_clear);
 	g_array_set_size(watch->marked_devs, 0);
 	g_array_append_vals(watch->marked_devs, devs->data, devs->len);
-	watch->fs_marks = watch->mount_marks = watch->fid_marks = watch->fid_refused = 0;
+	watch->fs_marks = watch->mount_marks = watch->fid_marks = 0;
 	for (guint i = 0; i < dirs->len; i++) {
 		const char *dir = g_ptr_array_index(dirs, i);
 		gboolean by_handle = mark_fid(watch, mounts, dir, fids);
