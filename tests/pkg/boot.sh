@@ -146,11 +146,12 @@ journal_has() {  # journal_has SINCE TEXT
 
 boot() {
 	step "boot: systemd-nspawn --register=no --keep-unit -b -D $root"
-	# nspawn's own system call filter denies fanotify_init and
-	# fanotify_mark, which a machine booted on its own allows: let them
-	# through, so that the unit's filter and capabilities decide.
+	# nspawn's own system call filter denies fanotify_init,
+	# fanotify_mark and open_by_handle_at, which a machine booted on its
+	# own allows: let them through, so that the unit's filter and
+	# capabilities decide.
 	systemd-nspawn --register=no --keep-unit --console=pipe -b -D "$root" \
-		--system-call-filter='fanotify_init fanotify_mark' \
+		--system-call-filter='fanotify_init fanotify_mark open_by_handle_at' \
 		< /dev/null > "$work/console.log" 2>&1 &
 	nspawn_pid=$!
 	leader=
