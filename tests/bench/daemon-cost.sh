@@ -11,6 +11,11 @@
 # tests/bench/workload.sh plays, and are then stopped with SIGTERM so
 # each saves its state. CPU includes reaped children (0.6.4 forks its
 # readahead). Prints a table and the ratio this/0.6.4 for each figure.
+#
+# BASELINE=PATH in the environment runs another build of this preload
+# (main's, say) beside them over the same workload, and adds its column
+# and the ratio this/baseline: two builds measured in turn see different
+# loads on a shared machine, side by side they see the same.
 set -u
 
 duration=${1:-600}
@@ -32,6 +37,11 @@ pkill -x preload 2>/dev/null; sleep 1
 old=$!
 "$ours" -f -c "$conf" -s "$work/new.state" -l "$work/new.log" -V 4 &
 new=$!
+base=
+if [ -n "${BASELINE:-}" ]; then
+	"$BASELINE" -f -c "$conf" -s "$work/base.state" -l "$work/base.log" -V 4 &
+	base=$!
+fi
 sleep 1
 
 # Peak private (anonymous) and file-backed resident memory, sampled every
@@ -40,7 +50,7 @@ sleep 1
 # not with the daemon, so the private figure is the one to compare.
 sample() {
 	while kill -0 "$old" 2>/dev/null && kill -0 "$new" 2>/dev/null; do
-		for p in "$old" "$new"; do
+		for p in "$old" "$new" $base; do
 			awk -v p="$p" '/^RssAnon|^RssFile/ { printf "%s %s %s\n", p, $1, $2 }' \
 				"/proc/$p/status" 2>/dev/null
 		done
@@ -57,14 +67,19 @@ cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13 + 
 hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 old_cpu=$(cpu $old); new_cpu=$(cpu $new)
 old_hwm=$(hwm $old); new_hwm=$(hwm $new)
+[ -n "$base" ] && { base_cpu=$(cpu $base); base_hwm=$(hwm $base); }
 peak() { awk -v p="$1" -v k="$2:" '$1 == p && $2 == k && $3 > m { m = $3 } END { print m + 0 }' "$work/rss.samples"; }
-kill -TERM $old $new
-wait $old $new 2>/dev/null
+kill -TERM $old $new $base
+wait $old $new $base 2>/dev/null
 wait $sampler 2>/dev/null
 old_anon=$(peak $old RssAnon); new_anon=$(peak $new RssAnon)
 old_file=$(peak $old RssFile); new_file=$(peak $new RssFile)
 old_state=$(stat -c %s "$work/old.state" 2>/dev/null || echo 0)
 new_state=$(stat -c %s "$work/new.state" 2>/dev/null || echo 0)
+if [ -n "$base" ]; then
+	base_anon=$(peak $base RssAnon); base_file=$(peak $base RssFile)
+	base_state=$(stat -c %s "$work/base.state" 2>/dev/null || echo 0)
+fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 printf '%-22s %14s %14s %10s\n' "over ${duration}s" "preload 0.6.4" "this preload" "ratio"
@@ -73,4 +88,12 @@ printf '%-22s %14s %14s %10s\n' "peak RSS (KB)" "$old_hwm" "$new_hwm" "$(ratio "
 printf '%-22s %14s %14s %10s\n' "peak private RSS (KB)" "$old_anon" "$new_anon" "$(ratio "$new_anon" "$old_anon")"
 printf '%-22s %14s %14s %10s\n' "peak file RSS (KB)" "$old_file" "$new_file" "$(ratio "$new_file" "$old_file")"
 printf '%-22s %14s %14s %10s\n' "state file (bytes)" "$old_state" "$new_state" "$(ratio "$new_state" "$old_state")"
+if [ -n "$base" ]; then
+	echo "baseline: $BASELINE"
+	printf '%-22s %14s %14s %10s\n' "over ${duration}s" "baseline" "this preload" "ratio"
+	printf '%-22s %14s %14s %10s\n' "CPU time (s)" "$base_cpu" "$new_cpu" "$(ratio "$new_cpu" "$base_cpu")"
+	printf '%-22s %14s %14s %10s\n' "peak RSS (KB)" "$base_hwm" "$new_hwm" "$(ratio "$new_hwm" "$base_hwm")"
+	printf '%-22s %14s %14s %10s\n' "peak private RSS (KB)" "$base_anon" "$new_anon" "$(ratio "$new_anon" "$base_anon")"
+	printf '%-22s %14s %14s %10s\n' "state file (bytes)" "$base_state" "$new_state" "$(ratio "$new_state" "$base_state")"
+fi
 echo "logs and states kept in $work"
