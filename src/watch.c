@@ -2068,8 +2068,11 @@ mark_fid(Watch *watch, const GArray *mounts, const char *dir, GArray *fids)
 		return FALSE;
 	if (m && watch_mounts_under_remote(mounts, m))
 		return FALSE;
-	if (!fid_mount_open(mounts, dir, &fid))
+	if (!fid_mount_open(mounts, dir, &fid)) {
+		g_debug("fanotify: %s: opens by descriptor (no mount here shows its file system's "
+			"root, or its handles do not resolve)", dir);
 		return FALSE;
+	}
 	if (fanotify_mark(watch->fid_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN, AT_FDCWD,
 			  dir) != 0) {
 		g_debug("fanotify: %s: opens by descriptor (no file handles: %s)", dir,

@@ -12,7 +12,11 @@
 #     scanner, and does;
 #  4. the daemon in a copy of its mount namespace (as a systemd unit with
 #     ProtectSystem= runs it) learns a program's start-up reads: the
-#     program's files lie on the original mounts.
+#     program's files lie on the original mounts;
+#  5. where file handles resolve, plain opens come by handle and are
+#     recorded with the file's identity; an overlay, whose handles do
+#     not, keeps its opens by descriptor, and a program there is learned
+#     with reads from both.
 #
 # Exit status: 0 pass, 1 fail, 77 skipped (not root, or no fanotify).
 
@@ -33,6 +37,7 @@ work=$(mktemp -d "$top_builddir/watch.XXXXXX")
 daemon_pid=
 cleanup() {
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	umount "$work/ov/m" 2>/dev/null
 	pkill -f "$work/bin/" 2>/dev/null
 	rm -rf "$work"
 }
@@ -277,5 +282,52 @@ wait "$daemon_pid" || fail "daemon in its own namespace exited with status $? on
 daemon_pid=
 echo "ok 5 - in a copy of the mount namespace the daemon learns a program's start-up reads"
 
-echo "watch: 5 passed, 0 failed"
+# ---- 5. a file system whose file handles do not resolve ----
+# An overlay without nfs_export makes handles it cannot resolve: its
+# opens stay with the descriptor group, and a program there that also
+# reads a file of the file-handle-watched file system is learned with
+# both, its window fed by both groups.
+mkdir -p "$work/ov/lower/bin" "$work/ov/upper" "$work/ov/work" "$work/ov/m"
+cp "$pagecache" "$work/ov/lower/bin/ovq"
+head -c 1000000 /dev/urandom > "$work/ov/lower/o1.bin"
+head -c 1000000 /dev/urandom > "$work/data/o2.bin"
+if ! mount -t overlay overlay -o "lowerdir=$work/ov/lower,upperdir=$work/ov/upper,workdir=$work/ov/work" \
+	"$work/ov/m" 2>/dev/null; then
+	echo "ok 6 # SKIP cannot mount an overlay here"
+	echo "watch: 5 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+sed "s|^exeprefix = .*|exeprefix = $work/ov/m/;!/|" "$work/preload.conf" > "$work/ov.conf"
+rm -f "$work/state"
+: > "$work/log"
+"$preload" -f -c "$work/ov.conf" -s "$work/state" -l "$work/log" -V 5 &
+daemon_pid=$!
+wait_for "$work/log" "fanotify on" 10 || { umount "$work/ov/m"; fail "the daemon does not watch"; }
+i=0
+while [ "$i" -lt 20 ]; do
+	"$work/ov/m/bin/ovq" read 0.1 "$work/ov/m/o1.bin" "$work/data/o2.bin" || break
+	sleep 0.4
+	i=$((i + 1))
+done
+ok=0
+state_has 20 "EXE	.*file://$work/ov/m/bin/ovq\$" "file://$work/ov/m/o1.bin" "file://$work/data/o2.bin" &&
+	ok=1
+kill -USR1 "$daemon_pid"
+wait_for "$work/log" "\] watch: fanotify on" 5
+watch_line=$(grep "\] watch: fanotify on" "$work/log" | tail -n 1)
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+daemon_pid=
+umount "$work/ov/m"
+[ "$ok" = 1 ] || fail "the program on the overlay was not learned with o1.bin (overlay) and o2.bin"
+case $watch_line in
+*"opens by descriptor (no file-handle group)"*)
+	echo "ok 6 - a program on an overlay is learned with its reads (no file-handle group here)" ;;
+*"opens by file handle on 1, by descriptor on 1)"*)
+	echo "ok 6 - the overlay's opens come by descriptor, the others' by handle; both learned" ;;
+*)
+	fail "expected the overlay's opens by descriptor and the other file system's by handle: $watch_line" ;;
+esac
+
+echo "watch: 6 passed, 0 failed"
 exit 0
