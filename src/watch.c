@@ -2022,14 +2022,18 @@ fid_mount_open(const GArray *mounts, const char *dir, FidMount *out)
 #endif
 	if (!on)
 		return FALSE;
-	/* dir's own mount, else another mount of the same file system that shows its root. */
+	/*
+	 * dir's own mount, else another mount of the same file system that
+	 * shows its root (whose mount point is not looked up through a
+	 * network/FUSE mount, which may not answer).
+	 */
 	if (strcmp(on->root, "/") == 0)
 		fd = open_on_mount(dir, on->id);
 	for (guint i = 0; i < mounts->len && fd < 0; i++) {
 		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 
 		if (m->dev_major == on->dev_major && m->dev_minor == on->dev_minor &&
-		    strcmp(m->root, "/") == 0 && !watch_fs_is_remote(m->fstype))
+		    strcmp(m->root, "/") == 0 && !watch_mounts_under_remote(mounts, m))
 			fd = open_on_mount(m->mountpoint, m->id);
 	}
 	if (fd < 0)

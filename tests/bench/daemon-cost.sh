@@ -69,6 +69,9 @@ old_cpu=$(cpu $old); new_cpu=$(cpu $new)
 old_hwm=$(hwm $old); new_hwm=$(hwm $new)
 [ -n "$base" ] && { base_cpu=$(cpu $base); base_hwm=$(hwm $base); }
 peak() { awk -v p="$1" -v k="$2:" '$1 == p && $2 == k && $3 > m { m = $3 } END { print m + 0 }' "$work/rss.samples"; }
+# After the CPU is read: the dump says what the watcher saw (its events).
+kill -USR1 $new $base
+sleep 1
 kill -TERM $old $new $base
 wait $old $new $base 2>/dev/null
 wait $sampler 2>/dev/null
@@ -96,4 +99,8 @@ if [ -n "$base" ]; then
 	printf '%-22s %14s %14s %10s\n' "peak private RSS (KB)" "$base_anon" "$new_anon" "$(ratio "$new_anon" "$base_anon")"
 	printf '%-22s %14s %14s %10s\n' "state file (bytes)" "$base_state" "$new_state" "$(ratio "$new_state" "$base_state")"
 fi
+for log in "$work/new.log" ${base:+"$work/base.log"}; do
+	printf '%s: ' "$(basename "$log" .log)"
+	grep -o '[0-9]* events, [0-9]* starts.*' "$log" | tail -n 1
+done
 echo "logs and states kept in $work"
