@@ -1070,6 +1070,8 @@ struct Watch {
 	GArray *marked_devs;      /* dev_t of the file systems marked now */
 	char *description;
 	guint8 *buffer;           /* EVENT_BUFFER bytes, aligned for the metadata */
+	gsize per_read;           /* events a descriptor read may take, as last counted */
+	gint64 per_read_at;       /* when (monotonic us), 0: count again */
 	WatchStats stats;
 	gboolean overflow_logged;
 	MountIds *mounts;         /* the mounts of event files, by id (see event_path) */
@@ -1463,6 +1465,14 @@ handle_open(Watch *watch, pid_t pid, int fd, gboolean own, gint64 now)
 }
 
 /*
+ * The descriptors are counted again at most this often: listing
+ * /proc/self/fd at every wake-up took a tenth of the daemon's CPU under
+ * load (perf, a busy 60 s). The daemon's own descriptors change by a few
+ * within a second, which the reserve (FD_RESERVE) absorbs.
+ */
+#define FD_COUNT_US G_USEC_PER_SEC
+
+/*
  * How many events one read may return: each brings a descriptor, and a
  * descriptor the kernel cannot create loses its event. So a read asks
  * for no more events than there are free descriptors (RLIMIT_NOFILE
@@ -1473,13 +1483,21 @@ static gsize
 events_per_read(Watch *watch)
 {
 	const gsize most = EVENT_BUFFER / EVENT_METADATA_LEN;
+	gint64 now = g_get_monotonic_time();
 	struct rlimit rl;
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GError) error = NULL;
 	gsize open_fds = 0, n;
 
+	if (watch->per_read_at != 0 && now - watch->per_read_at < FD_COUNT_US &&
+	    now >= watch->per_read_at) {
+		n = watch->per_read;
+		goto counted;
+	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 1;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXSIZE)
+		return most;
 	dir = g_dir_open("/proc/self/fd", 0, &error);
 	if (!dir) {
 		/* No descriptor free: read nothing now (the pause retries). */
@@ -1490,9 +1508,11 @@ events_per_read(Watch *watch)
 	}
 	while (g_dir_read_name(dir))
 		open_fds++;  /* includes the directory's own descriptor: errs on the safe side */
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXSIZE)
-		return most;
 	n = watch_events_per_read((gsize)rl.rlim_cur, open_fds, most);
+	/* None free is counted again at the next wake-up, not in a second. */
+	watch->per_read = n;
+	watch->per_read_at = n > 0 ? now : 0;
+counted:
 	if (n < most)
 		watch->stats.short_reads++;
 	return n;
