@@ -361,10 +361,11 @@ dump_hits(GPtrArray *lines, const ReportSnapshot *snap)
 	add_line(lines, "launch readahead: %" G_GUINT64_FORMAT " batches for starts not cached (%"
 		 G_GUINT64_FORMAT " KB of learned sets, %" G_GUINT64_FORMAT " over: %" G_GUINT64_FORMAT
 		 " KB requested), %" G_GUINT64_FORMAT " starts cached enough, %" G_GUINT64_FORMAT
+		 " of small files only (left to the program), %" G_GUINT64_FORMAT
 		 " held by the rate bound, %" G_GUINT64_FORMAT " refused by the reader",
 		 snap->launch.fetches, snap->launch.fetch_bytes / 1024, snap->launch.done,
-		 snap->launch.read_bytes / 1024, snap->launch.cached, snap->launch.limited,
-		 snap->launch.refused);
+		 snap->launch.read_bytes / 1024, snap->launch.cached, snap->launch.small,
+		 snap->launch.limited, snap->launch.refused);
 	add_line(lines, "hits: %" G_GUINT64_FORMAT " starts of known executables, %" G_GUINT64_FORMAT
 		 " measured: %.1f%% of %" G_GUINT64_FORMAT " KB resident at the start, "
 		 "%.1f%% of %" G_GUINT64_FORMAT " KB in the last prefetch",
@@ -602,6 +603,10 @@ json_status_members(JsonWriter *w, const ReportSnapshot *snap)
 	json_uint(w, snap->watch.learned);
 	json_key(w, "overflows");
 	json_uint(w, snap->watch.overflows);
+	json_key(w, "events_by_handle");
+	json_uint(w, snap->watch.fid_events);
+	json_key(w, "handles_resolved");
+	json_uint(w, snap->watch.handles);
 	json_end_object(w);
 	json_key(w, "launch_readahead");
 	json_begin_object(w);
@@ -615,6 +620,8 @@ json_status_members(JsonWriter *w, const ReportSnapshot *snap)
 	json_uint(w, snap->launch.read_bytes);
 	json_key(w, "cached");
 	json_uint(w, snap->launch.cached);
+	json_key(w, "small_sets");
+	json_uint(w, snap->launch.small);
 	json_key(w, "rate_limited");
 	json_uint(w, snap->launch.limited);
 	json_key(w, "refused");

@@ -85,7 +85,7 @@ make_model(Fixture *f)
 static void
 make_sources(Fixture *f)
 {
-	f->launch = (LaunchStats){ .fetches = 3, .cached = 5, .limited = 1, .refused = 4,
+	f->launch = (LaunchStats){ .fetches = 3, .cached = 5, .small = 6, .limited = 1, .refused = 4,
 				   .fetch_bytes = 6144 * KB, .done = 2, .read_bytes = 2048 * KB };
 	f->conf = conf_new();
 	f->conf->maxpressure = 0;
@@ -148,8 +148,8 @@ START_TEST(test_dump_lines)
 		"4 readahead batches, 40 KB requested in 9 calls",
 		"watch: off (learnreads and learnexec are off); starts are counted by the scan",
 		"launch readahead: 3 batches for starts not cached (6144 KB of learned sets, 2 over: "
-		"2048 KB requested), 5 starts cached enough, 1 held by the rate bound, 4 refused by "
-		"the reader",
+		"2048 KB requested), 5 starts cached enough, 6 of small files only (left to the "
+		"program), 1 held by the rate bound, 4 refused by the reader",
 		"hits: 8 starts of known executables, 2 measured: 75.0% of 2048 KB resident at the start, "
 		"25.0% of 4096 KB in the last prefetch",
 		"most started executables (starts, measured, resident%, prefetched%):",
@@ -319,6 +319,14 @@ START_TEST(test_status_json_deadlines)
 				    "\"threads_blocked\":1,\"refused_device\":4,"
 				    "\"refused_at_thread_cap\":0,\"refused_queue_full\":0,"
 				    "\"devices_refused\":1}}"));
+	g_clear_pointer(&json, g_free);
+	/* The opens by file handle and the starts left to the program, as the dump has them. */
+	snap->watch.fid_events = 70;
+	snap->watch.handles = 12;
+	json = report_status_text(snap, TRUE);
+	ck_assert_ptr_nonnull(strstr(json, "\"overflows\":0,\"events_by_handle\":70,"
+				    "\"handles_resolved\":12}"));
+	ck_assert_ptr_nonnull(strstr(json, "\"cached\":5,\"small_sets\":6,\"rate_limited\":1,"));
 }
 END_TEST
 
