@@ -1579,13 +1579,13 @@ static const struct {
 	RecordSaver save;
 	gint64 since;         /* the first format version that has it; 0: all */
 } record_types[] = {
-	[SECTION_FILE] = { "FILE", 7, 7, 0, 0, load_file, save_files },
-	[SECTION_MAP] = { "MAP", 6, 6, 6, 7, load_map, save_maps },
-	[SECTION_EXE] = { "EXE", 7, 5, 5, 6, load_exe, save_exes },
-	[SECTION_EXEMAP] = { "EXEMAP", 6, 6, 4, 4, load_exemap, save_exemaps },
-	[SECTION_MARKOV] = { "MARKOV", 20, 20, 24, 24, load_markov, save_chains },
-	[SECTION_HITS] = { "HITS", 8, 8, 0, 0, load_hits, save_hits },
-	[SECTION_BADEXE] = { "BADEXE", 4, 4, 4, 4, load_badexe, save_bad_exes },
+	[SECTION_FILE] = { "FILE", 7, 7, 0, 0, load_file, save_files, 0 },
+	[SECTION_MAP] = { "MAP", 6, 6, 6, 7, load_map, save_maps, 0 },
+	[SECTION_EXE] = { "EXE", 7, 5, 5, 6, load_exe, save_exes, 0 },
+	[SECTION_EXEMAP] = { "EXEMAP", 6, 6, 4, 4, load_exemap, save_exemaps, 0 },
+	[SECTION_MARKOV] = { "MARKOV", 20, 20, 24, 24, load_markov, save_chains, 0 },
+	[SECTION_HITS] = { "HITS", 8, 8, 0, 0, load_hits, save_hits, 0 },
+	[SECTION_BADEXE] = { "BADEXE", 4, 4, 4, 4, load_badexe, save_bad_exes, 0 },
 	[SECTION_START] = { "START", 5, 5, 0, 0, load_start, save_starts, STATE_VERSION_3 },
 	[SECTION_SUCC] = { "SUCC", 5, 5, 0, 0, load_succ, save_successors, STATE_VERSION_3 },
 	[SECTION_ORDER] = { "ORDER", 10, 10, 0, 0, load_order, save_order, STATE_VERSION_3 },

@@ -938,6 +938,7 @@ watch_ranges_new(void)
 	return ranges;
 }
 
+#ifdef HAVE_SYS_FANOTIFY_H  /* used only by the event reader (learn_job_run) */
 /*
  * Appends the resident ranges of path; a small file with nothing
  * resident, whole (see
@@ -1006,6 +1007,7 @@ learn_file(const WatchFile *file, GArray *ranges)
 		g_array_append_val(ranges, range);
 	}
 }
+#endif /* HAVE_SYS_FANOTIFY_H */
 
 /* ---- the watcher ------------------------------------------------------------ */
 
@@ -1125,6 +1127,9 @@ watch_describe(const Watch *watch)
 		watch->stats.handle_errors, watch->stats.remote, watch->stats.short_reads);
 	return watch->description;
 }
+
+#ifdef HAVE_SYS_FANOTIFY_H
+/* From here to the #else: what reading events needs, built only with fanotify. */
 
 static gboolean
 pid_alive(pid_t pid, gpointer user_data)
@@ -1268,8 +1273,6 @@ on_timer(gpointer user_data)
 	watch->timer = 0;
 	return G_SOURCE_REMOVE;
 }
-
-#ifdef HAVE_SYS_FANOTIFY_H
 
 /* ---- the mount table ---- */
 
