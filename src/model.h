@@ -341,7 +341,7 @@ typedef struct Model {
 	/*
 	 * The weight of the frequency expert against the model's own bids
 	 * (prophet.h, "frequency"), learned at every start (model_exes_changed()):
-	 * MODEL_FREQ_WEIGHT at first. Runtime: a restart learns it again.
+	 * MODEL_FREQ_WEIGHT at first. Persisted (the state's EXPERTS record).
 	 */
 	double freq_weight;
 	ModelEvictions evictions; /* what the caps did */

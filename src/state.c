@@ -55,6 +55,8 @@ G_DEFINE_QUARK(preload-state-error-quark, state_error)
 #define STATE_VERSION_3 3
 /* Version 4: an EXE's identity (the device and inode of its own file). */
 #define STATE_VERSION_4 4
+/* Version 5: the frequency expert's weight (the EXPERTS record). */
+#define STATE_VERSION_5 5
 
 /*
  * No valid line comes near this: the longest is a record holding a URI of
@@ -81,6 +83,7 @@ typedef enum {
 	SECTION_START,
 	SECTION_SUCC,
 	SECTION_ORDER,
+	SECTION_EXPERTS,
 	SECTION_COUNT
 } Section;
 
@@ -104,6 +107,7 @@ typedef struct {
 	GHashTable *exes;         /* index -> Exe *, owned by the model */
 	GHashTable *started;      /* Exe * set: those with a START record */
 	gboolean have_order;      /* an ORDER record was read */
+	gboolean have_experts;    /* an EXPERTS record was read */
 	guint64 end_lineno;       /* the END line, once the first pass found it */
 	/* 0.6.4 import: the chains kept so far, see import_chain() */
 	struct ImportTop *import_tops; /* one per exe, in order of first chain */
@@ -1036,6 +1040,24 @@ load_order(Loader *ld, char **f, guint nf, GError **error)
 	return TRUE;
 }
 
+/*
+ * EXPERTS <frequency weight> (version 5): the weight the prophet gives
+ * ranking by frequency (Model.freq_weight), learned over a few hundred
+ * starts. Without the record it starts at MODEL_FREQ_WEIGHT. A weight
+ * outside the bounds the model keeps it in was not written by preload:
+ * the file is corrupt, as with any other value out of range.
+ */
+static gboolean
+load_experts(Loader *ld, char **f, guint nf, GError **error)
+{
+	(void)nf;
+	if (ld->have_experts)
+		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate EXPERTS record");
+	ld->have_experts = TRUE;
+	return field_double(ld, f[1], "frequency weight", MODEL_FREQ_MIN, 1 - MODEL_FREQ_MIN,
+			    &ld->model->freq_weight, error);
+}
+
 /* ---- saving ---- */
 
 /*
@@ -1559,6 +1581,23 @@ save_order(Saver *s)
 	saver_record_done(s);
 }
 
+/*
+ * EXPERTS: see load_experts(). One line, once the weight has moved from
+ * where every model starts: a file without it loads the same weight.
+ */
+static void
+save_experts(Saver *s)
+{
+	double w = saveable(s->model->freq_weight, MODEL_FREQ_MIN, 1 - MODEL_FREQ_MIN);
+
+	if (w == MODEL_FREQ_WEIGHT)
+		return;
+	g_string_append(s->w->buf, "EXPERTS");
+	append_double(s->w->buf, w);
+	g_string_append_c(s->w->buf, '\n');
+	saver_record_done(s);
+}
+
 /* ---- the record types ---- */
 
 typedef gboolean (*RecordLoader)(Loader *ld, char **f, guint nf, GError **error);
@@ -1571,7 +1610,7 @@ typedef void (*RecordSaver)(Saver *s);
  */
 static const struct {
 	const char *tag;
-	guint fields;         /* in the current format (version 4) */
+	guint fields;         /* in the current format (versions 4 and 5) */
 	guint v3_fields;      /* in versions 2 and 3; 0 if the record did not exist */
 	guint v1_fields;      /* in version 1; 0 if the record did not exist */
 	guint legacy_fields;  /* in the 0.6.4 format; 0 if it did not exist */
@@ -1589,6 +1628,7 @@ static const struct {
 	[SECTION_START] = { "START", 5, 5, 0, 0, load_start, save_starts, STATE_VERSION_3 },
 	[SECTION_SUCC] = { "SUCC", 5, 5, 0, 0, load_succ, save_successors, STATE_VERSION_3 },
 	[SECTION_ORDER] = { "ORDER", 10, 10, 0, 0, load_order, save_order, STATE_VERSION_3 },
+	[SECTION_EXPERTS] = { "EXPERTS", 2, 0, 0, 0, load_experts, save_experts, STATE_VERSION_5 },
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(record_types) == SECTION_COUNT);
 

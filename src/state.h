@@ -16,7 +16,7 @@
 
 #include "model.h"
 
-#define STATE_FORMAT_VERSION 4
+#define STATE_FORMAT_VERSION 5
 
 /*
  * A preload 0.6.4 state holds a chain for every pair of programs: 500,000

@@ -256,6 +256,7 @@ assert_models_equal(const Model *want, const Model *got)
 	/* The loaded clock, not 0, is where accounting and scans resume. */
 	ck_assert_int_eq(got->last_accounting_timestamp, want->time);
 	ck_assert_int_eq(got->last_running_timestamp, want->time);
+	assert_same_double(got->freq_weight, want->freq_weight, "frequency weight");
 	ck_assert_uint_eq(g_hash_table_size(got->exes), g_hash_table_size(want->exes));
 	ck_assert_uint_eq(g_hash_table_size(got->maps), g_hash_table_size(want->maps));
 	ck_assert_uint_eq(got->n_chains, want->n_chains);
@@ -419,7 +420,7 @@ START_TEST(test_round_trip)
 	 */
 	bytes = read_bytes(path);
 	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t4\t1234567\t1234000.5\n# "));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t5\t1234567\t1234000.5\n# "));
 	lines = g_strsplit(text, "\n", -1);
 	ck_assert_uint_eq(g_strv_length(lines), 23);  /* 22 lines and "" after the last */
 	ck_assert_str_eq(lines[22], "");
@@ -580,7 +581,7 @@ START_TEST(test_save_empty_model)
 	body = g_strndup(text, (gsize)(strstr(text, "END") - text));
 	expected = with_end(body, 0);
 	ck_assert_str_eq(text, expected);
-	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t4\t0\t0\n#"));
+	ck_assert(g_str_has_prefix(text, "PRELOAD-STATE\t5\t0\t0\n#"));
 	ck_assert(strstr(text, "\nEND\t0\t") != NULL);
 
 	loaded = state_load(path, &error);
@@ -886,6 +887,13 @@ END_TEST
 #define PRE2     L2_HDR L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 L2_MAP2 L_EXE0 L_EXE1
 #define BASE2    PRE2 L2_EM0 L2_EM1 L2_MK L2_HITS L_BAD
 /* END is line 15 */
+/*
+ * Versions 4 and 5, lines 1 to 3: an EXE with its identity; version 5
+ * adds the EXPERTS record.
+ */
+#define L4_EXE0  "EXE\t0\t7\t30\t2049\t77\tfile:///usr/bin/x\n"                  /* 3 */
+#define PRE4     "PRELOAD-STATE\t4\t100\t90.5\n" L_NOTE L4_EXE0
+#define PRE5     "PRELOAD-STATE\t5\t100\t90.5\n" L_NOTE L4_EXE0
 /* The same lines 1 to 9 in version 3, which adds START, SUCC and ORDER. */
 #define PRE3     "PRELOAD-STATE\t3\t100\t90.5\n" L_NOTE L2_FILE0 L2_FILE1 L2_MAP0 L2_MAP1 \
 		 L2_MAP2 L_EXE0 L_EXE1
@@ -1097,6 +1105,95 @@ END_TEST
  * A version 1 file loads (its running times count from the model's
  * start: the total time is the clock) and is written as version 2.
  */
+/*
+ * The frequency expert's weight survives a restart (version 5): an
+ * EXPERTS line after the ORDER record, the weight read back bit for bit.
+ */
+START_TEST(test_round_trip_experts)
+{
+	static const struct {
+		double weight;
+		const char *line;  /* NULL: no EXPERTS line */
+	} cases[] = {
+		{ 0.1875, "EXPERTS\t0.1875\n" },
+		/* Not exact in 7 digits: 17. */
+		{ 1.0 / 3, "EXPERTS\t0.33333333333333331\n" },
+		/* The bounds the model keeps it in. */
+		{ MODEL_FREQ_MIN, "EXPERTS\t0.01\n" },
+		{ 1 - MODEL_FREQ_MIN, "EXPERTS\t0.99\n" },
+		/* Where every model starts: nothing to write. */
+		{ MODEL_FREQ_WEIGHT, NULL },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(Model) model = model_new();
+		g_autoptr(Model) loaded = NULL;
+		g_autoptr(GError) error = NULL;
+		g_autofree char *path = tmp_path("state");
+		g_autofree char *text = NULL;
+		g_autofree char *again = NULL;
+		g_autofree char *body = NULL;
+		g_autofree char *expected = NULL;
+
+		model->freq_weight = cases[i].weight;
+		ck_assert(state_save(model, path, &error));
+		ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+		/* Header, comment, the EXPERTS line if any, END. */
+		body = g_strconcat("PRELOAD-STATE\t5\t0\t0\n# preload " PACKAGE_VERSION
+				   " state: what it learned about the programs run here"
+				   " (see doc/state-format.md)\n", cases[i].line, NULL);
+		expected = with_end(body, 0);
+		ck_assert_str_eq(text, expected);
+
+		loaded = state_load(path, &error);
+		ck_assert_msg(loaded != NULL, "%s", error ? error->message : "");
+		ck_assert_msg(loaded->freq_weight == cases[i].weight, "case %zu: %.17g, not %.17g",
+			      i, loaded->freq_weight, cases[i].weight);
+		ck_assert(state_save(loaded, path, &error));
+		ck_assert(g_file_get_contents(path, &again, NULL, NULL));
+		ck_assert_str_eq(again, text);
+	}
+}
+END_TEST
+
+/* Files written before version 5 have no weight: the model starts at the default. */
+START_TEST(test_load_v4_default_weight)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = tmp_path("state");
+	g_autofree char *text = with_end(PRE4, 0);
+	g_autofree char *saved = NULL;
+	g_autoptr(Model) model = NULL;
+
+	tu_write_file(path, text);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert(model->freq_weight == 0.5);
+	ck_assert(model_lookup_exe(model, "/usr/bin/x") != NULL);
+	/* Saved again as version 5, still without an EXPERTS line. */
+	ck_assert(state_save(model, path, &error));
+	ck_assert(g_file_get_contents(path, &saved, NULL, NULL));
+	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t5\t100\t90.5\n"));
+	ck_assert(strstr(saved, "\nEXPERTS") == NULL);
+	g_clear_pointer(&text, g_free);
+
+	/* Version 5 with the record: its weight; without: the default. */
+	text = with_end(PRE5 "EXPERTS\t0.75\n", 0);
+	tu_write_file(path, text);
+	g_clear_pointer(&model, model_free);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert(model->freq_weight == 0.75);
+	g_clear_pointer(&text, g_free);
+	text = with_end(PRE5, 0);
+	tu_write_file(path, text);
+	g_clear_pointer(&model, model_free);
+	model = state_load(path, &error);
+	ck_assert_msg(model != NULL, "%s", error ? error->message : "");
+	ck_assert(model->freq_weight == 0.5);
+}
+END_TEST
+
 START_TEST(test_load_v1_saves_v2)
 {
 	g_autoptr(GError) error = NULL;
@@ -1116,7 +1213,7 @@ START_TEST(test_load_v1_saves_v2)
 	ck_assert(state_save(model, path, &error));
 	bytes = read_bytes(path);
 	saved = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t4\t100\t100\n"));
+	ck_assert(g_str_has_prefix(saved, "PRELOAD-STATE\t5\t100\t100\n"));
 	/* Both maps are ranges of one file, written once. */
 	ck_assert(strstr(saved, "\nFILE\t0\t0\t0\t0\t0\tfile:///usr/lib/liba.so\n") != NULL);
 	ck_assert(strstr(saved, "\nFILE\t1\t") == NULL);
@@ -1311,7 +1408,7 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 5, "host name" },
 	{ "URI with %00", L_HDR L_NOTE L_MAP0 L_MAP1 "EXE\t0\t7\t30\tfile:///usr/bin/x%00y\n", TRUE, 0, NULL,
 	  STATE_ERROR_CORRUPT, 5, "bad file URI" },
-	{ "newer version", "PRELOAD-STATE\t5\t100\t1\n" L_NOTE, TRUE, 0, NULL,
+	{ "newer version", "PRELOAD-STATE\t6\t100\t1\n" L_NOTE, TRUE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
 	{ "newer version, other fields", "PRELOAD-STATE\t17\n", FALSE, 0, NULL,
 	  STATE_ERROR_VERSION, 1, "newer preload" },
@@ -1466,6 +1563,28 @@ static const BadFile bad_files[] = {
 	  STATE_ERROR_CORRUPT, 11, "duplicate ORDER record" },
 	{ "SUCC after ORDER", PRE3 "ORDER\t-1\t0\t0\t0\t0\t0\t0\t0\t0\n" "SUCC\t0\t1\t1\t2\n",
 	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 11, "SUCC record after ORDER records" },
+	{ "EXPERTS in version 4", PRE4 "EXPERTS\t0.25\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "unknown record type \"EXPERTS\"" },
+	{ "frequency weight below its bound", PRE5 "EXPERTS\t0.0099\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad frequency weight \"0.0099\"" },
+	{ "frequency weight above its bound", PRE5 "EXPERTS\t0.995\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad frequency weight \"0.995\"" },
+	{ "frequency weight 1", PRE5 "EXPERTS\t1\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad frequency weight \"1\"" },
+	{ "frequency weight negative", PRE5 "EXPERTS\t-0.5\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad frequency weight \"-0.5\"" },
+	{ "frequency weight nan", PRE5 "EXPERTS\tnan\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad frequency weight \"nan\"" },
+	{ "frequency weight not a number", PRE5 "EXPERTS\t0.5x\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "bad frequency weight \"0.5x\"" },
+	{ "EXPERTS without its weight", PRE5 "EXPERTS\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "EXPERTS record has 1 fields, expected 2" },
+	{ "EXPERTS with two weights", PRE5 "EXPERTS\t0.25\t0.25\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 4, "EXPERTS record has 3 fields, expected 2" },
+	{ "two EXPERTS", PRE5 "EXPERTS\t0.25\n" "EXPERTS\t0.25\n", TRUE, 0, NULL,
+	  STATE_ERROR_CORRUPT, 5, "duplicate EXPERTS record" },
+	{ "ORDER after EXPERTS", PRE5 "EXPERTS\t0.25\n" "ORDER\t-1\t0\t0\t0\t0\t0\t0\t0\t0\n",
+	  TRUE, 0, NULL, STATE_ERROR_CORRUPT, 5, "ORDER record after EXPERTS records" },
 	{ "no END line, version 2", BASE2, FALSE, 0, NULL,
 	  STATE_ERROR_TRUNCATED, 15, "before its END line" },
 	{ "record count too high, version 2", BASE2, TRUE, 1, NULL,
@@ -1993,7 +2112,7 @@ START_TEST(test_round_trip_successors)
 		 */
 		ck_assert_uint_eq(g_strv_length(old_lines), 17);
 		ck_assert_uint_eq(g_strv_length(new_lines), 17);
-		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t4\t"));
+		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t5\t"));
 		ck_assert_str_eq(old_lines[0] + 16, new_lines[0] + 16);
 		for (guint i = 2; i < 15; i++) {
 			if (g_str_has_prefix(old_lines[i], "EXE\t")) {
@@ -2081,7 +2200,7 @@ START_TEST(test_load_earlier_checksum)
 		guint n_old = g_strv_length(old_lines), j = 1, starts = 0;
 
 		ck_assert(g_str_has_prefix(old_lines[0], "PRELOAD-STATE\t2\t"));
-		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t4\t"));
+		ck_assert(g_str_has_prefix(new_lines[0], "PRELOAD-STATE\t5\t"));
 		ck_assert_str_eq(old_lines[0] + 16, new_lines[0] + 16);
 		/* Every line but the header and END (the last two: END, ""). */
 		for (guint i = 1; i + 2 < n_old; i++, j++) {
@@ -2333,6 +2452,7 @@ state_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_round_trip_float_extremes);
+	tcase_add_test(tc, test_round_trip_experts);
 	tcase_add_test(tc, test_save_large_in_chunks);
 	tcase_add_test(tc, test_save_file_mode_and_no_leftovers);
 	tcase_add_test(tc, test_save_creates_directory);
@@ -2366,6 +2486,7 @@ state_suite(void)
 	tcase_add_test(tc, test_load_reals_exact);
 	tcase_add_test(tc, test_save_runs_keep_origin);
 	tcase_add_test(tc, test_load_v1_saves_v2);
+	tcase_add_test(tc, test_load_v4_default_weight);
 	tcase_add_test(tc, test_save_ages);
 	tcase_add_test(tc, test_load_nul_byte);
 	tcase_add_test(tc, test_load_long_line);

@@ -306,11 +306,11 @@ all=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/pairwise.json")
 chains=$(sed -n 's/.*"chains": \([0-9]*\).*/\1/p' "$tmp/short.json")
 [ -n "$chains" ] && [ "$chains" -lt "$all" ] || fail "sparse chains: '$chains', expected fewer than $all"
 
-# --save-state writes the model in the daemon's format: a version 4 file
+# --save-state writes the model in the daemon's format: a version 5 file
 # with as many EXE and MARKOV records as the report counts.
 "$replay" --quiet --save-state "$tmp/short.state" --json "$tmp/saved.json" "$tmp/short.trace" ||
 	fail "replay --save-state"
-head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	4	" || fail "--save-state: not a version 4 state"
+head -n 1 "$tmp/short.state" | grep -q "^PRELOAD-STATE	5	" || fail "--save-state: not a version 5 state"
 tail -n 1 "$tmp/short.state" | grep -q "^END	" || fail "--save-state: no END line"
 exes=$(grep -c "^EXE	" "$tmp/short.state")
 markovs=$(grep -c "^MARKOV	" "$tmp/short.state")
@@ -320,6 +320,10 @@ markovs=$(grep -c "^MARKOV	" "$tmp/short.state")
 # The order of starts is in it: successors and the last start.
 grep -q "^SUCC	" "$tmp/short.state" || fail "--save-state: no SUCC record"
 [ "$(grep -c "^ORDER	" "$tmp/short.state")" = 1 ] || fail "--save-state: not one ORDER record"
+# So is the frequency expert's weight, which the starts moved from 0.5.
+[ "$(grep -c "^EXPERTS	0\.[0-9]" "$tmp/short.state")" = 1 ] &&
+	! grep -q "^EXPERTS	0\.5$" "$tmp/short.state" ||
+	fail "--save-state: not one EXPERTS record with a learned weight"
 # --restart-at: the daemon saves, frees and reloads its model before a
 # cycle; what it learned after the restart is saved at the end as well.
 "$replay" --quiet --restart-at 300 --save-state "$tmp/restarted.state" "$tmp/short.trace" ||
