@@ -305,8 +305,10 @@ CONF_BOOL(system, netfs, FALSE,
 	"that may stop answering, and anything that touches it then waits as "
 	"long as the server does. Off: those file systems are not marked, and "
 	"an event of a file on one is dropped and counted in the SIGUSR1 dump. "
-	"On: they are marked, and the daemon reads the head of each program "
-	"started there, waiting as long as its server does.")
+	"On: they are watched by a group of their own that one thread marks "
+	"and reads, never the main loop; a thread that waits on a dead server "
+	"for more than 2 s is reported stuck in the dump and not waited for, "
+	"at exit included.")
 
 CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
 	"How long after a program starts its opens are learned (see "

@@ -71,6 +71,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1079,12 +1080,23 @@ struct Watch {
 	MountIds *mounts;         /* the mounts of event files, by id (see event_path) */
 	FsJobPool *fsjobs;        /* learns finished windows on workers (borrowed), or NULL */
 	WatchSink *sink;          /* what those jobs' results find: this watcher, while it lives */
+	struct NetReader *net;    /* the netfs group and its thread (netfs), or NULL */
+	guint net_source;         /* main loop watch of the reader's results */
+	GPtrArray *net_last;      /* the mount points last handed to the reader to mark */
+	guint64 net_events_seen;  /* of the reader's counts, those already in stats */
+	guint64 net_nofd_seen;
+	guint64 net_errors_seen;
 };
+
+static gint64 net_busy_us(const Watch *watch);
 
 const WatchStats *
 watch_get_stats(const Watch *watch)
 {
 	g_return_val_if_fail(watch != NULL, NULL);
+
+	/* Whether the reader is stuck is read when asked: a stuck thread tells nothing. */
+	((Watch *)watch)->stats.net_stuck = net_busy_us(watch) > FSJOB_DEADLINE_US;
 
 	return &watch->stats;
 }
@@ -1096,6 +1108,7 @@ watch_describe(const Watch *watch)
 	guint marked = watch ? watch->fs_marks + watch->mount_marks : 0;
 	g_autofree char *remote = NULL;
 	g_autofree char *opens = NULL;
+	g_autofree char *net = NULL;
 
 	g_return_val_if_fail(watch != NULL, NULL);
 
@@ -1110,6 +1123,20 @@ watch_describe(const Watch *watch)
 					watch->fid_marks, marked - MIN(marked, watch->fid_marks));
 	else if (watch->reads)
 		opens = g_strdup("; opens by descriptor (no file-handle group)");
+	if (watch->net) {
+		gint64 busy = net_busy_us(watch);
+		g_autofree char *stuck = NULL;
+
+		if (busy > FSJOB_DEADLINE_US)
+			stuck = g_strdup_printf(", netfs reader STUCK (%.1f s in one mark or read, "
+						"not waited for)", (double)busy / G_USEC_PER_SEC);
+		net = g_strdup_printf("; network/FUSE file systems by their own reader: %u of %u "
+				      "marked, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+				      " dropped (queue full)%s",
+				      watch->stats.net_marked, watch->net_last ? watch->net_last->len : 0,
+				      watch->stats.net_events, watch->stats.net_dropped,
+				      stuck ? stuck : "");
+	}
 	g_free(w->description);
 	w->description = g_strdup_printf(
 		"%s %u file system%s (%u whole, %u mount only%s), watching %s%s; marked %" G_GUINT64_FORMAT
@@ -1118,13 +1145,14 @@ watch_describe(const Watch *watch)
 		" queue overflows, %" G_GUINT64_FORMAT " failed reads, %" G_GUINT64_FORMAT
 		" handles not resolved; %" G_GUINT64_FORMAT
 		" events of network/FUSE files dropped; %" G_GUINT64_FORMAT
-		" reads cut to the free descriptors",
+		" reads cut to the free descriptors%s",
 		watch->broken ? "fanotify STOPPED (events of an unknown format), was on" : "fanotify on",
 		marked, marked == 1 ? "" : "s", watch->fs_marks, watch->mount_marks, opens ? opens : "",
 		watch->reads ? "starts and start-up opens" : "starts", remote ? remote : "",
 		watch->stats.remarks + 1, watch->stats.remarks == 0 ? "" : "s", watch->stats.flushes,
 		watch->stats.nofd, watch->stats.overflows, watch->stats.read_errors,
-		watch->stats.handle_errors, watch->stats.remote, watch->stats.short_reads);
+		watch->stats.handle_errors, watch->stats.remote, watch->stats.short_reads,
+		net ? net : "");
 	return watch->description;
 }
 
@@ -1328,8 +1356,14 @@ typedef struct EventFile {
  * or if it lies on a network/FUSE file system that is not to be watched
  * (counted).
  */
+/*
+ * statx on an event's descriptor, told not to ask the file's server
+ * (AT_STATX_DONT_SYNC): fills *file; FALSE if the call failed or the file
+ * is not a regular one. *dev gets its device. No watcher state: the
+ * netfs reader calls it on its own thread.
+ */
 static gboolean
-event_file(Watch *watch, int fd, EventFile *file)
+stat_event_fd(int fd, EventFile *file, dev_t *dev)
 {
 	unsigned int mask = STATX_TYPE | STATX_SIZE | STATX_INO | STATX_MTIME;
 	struct statx stx;
@@ -1340,16 +1374,13 @@ event_file(Watch *watch, int fd, EventFile *file)
 	memset(file, 0, sizeof(*file));
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, mask, &stx) != 0)
 		return FALSE;
-	if (!watch->netfs && dev_is_remote(watch, makedev(stx.stx_dev_major, stx.stx_dev_minor))) {
-		watch->stats.remote++;
-		return FALSE;
-	}
+	*dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	if (!S_ISREG(stx.stx_mode))
 		return FALSE;
 	/* What fstat would say, for nothing: the identity the read set is learned with. */
 	file->id.size = stx.stx_size;
 	if ((stx.stx_mask & (STATX_INO | STATX_MTIME)) == (STATX_INO | STATX_MTIME)) {
-		file->id.dev = (guint64)makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		file->id.dev = (guint64)*dev;
 		file->id.ino = stx.stx_ino;
 		file->id.mtime = stx.stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) +
 				 stx.stx_mtime.tv_nsec;
@@ -1361,6 +1392,19 @@ event_file(Watch *watch, int fd, EventFile *file)
 	}
 #endif
 	return TRUE;
+}
+
+static gboolean
+event_file(Watch *watch, int fd, EventFile *file)
+{
+	dev_t dev = 0;
+	gboolean regular = stat_event_fd(fd, file, &dev);
+
+	if (dev != 0 && !watch->netfs && dev_is_remote(watch, dev)) {
+		watch->stats.remote++;
+		return FALSE;
+	}
+	return regular;
 }
 
 /* Classifies an executed file from its head; *asks_interp if it names an interpreter. */
@@ -1396,9 +1440,9 @@ examine_image(int fd, gboolean *asks_interp)
  * given.
  */
 static char *
-event_path(Watch *watch, pid_t pid, int fd, const EventFile *file, gint64 now)
+event_path_of(Watch *watch, pid_t pid, char *given, const EventFile *file, gint64 now)
 {
-	g_autofree char *raw = proc_fd_path(fd);
+	g_autofree char *raw = given;
 	char *host = NULL;
 	MountNsDrop why;
 
@@ -1418,25 +1462,25 @@ event_path(Watch *watch, pid_t pid, int fd, const EventFile *file, gint64 now)
 	return NULL;
 }
 
-static void
-handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
+static char *
+event_path(Watch *watch, pid_t pid, int fd, const EventFile *file, gint64 now)
 {
-	g_autofree char *raw = NULL;
-	g_autofree char *path = NULL;
-	gboolean asks_interp;
-	WatchImageKind kind;
-	WatchExecResult result;
-	EventFile file;
+	return event_path_of(watch, pid, proc_fd_path(fd), file, now);
+}
 
-	watch->stats.execs++;
-	if (!event_file(watch, fd, &file))
-		return;
-	raw = event_path(watch, pid, fd, &file, now);
+/* An exec whose file was examined: raw is /proc/self/fd's name of it (taken). */
+static void
+handle_exec_of(Watch *watch, pid_t pid, char *raw, const EventFile *file, WatchImageKind kind,
+	       gboolean asks_interp, gint64 now)
+{
+	g_autofree char *host = event_path_of(watch, pid, raw, file, now);
+	g_autofree char *path = NULL;
+	WatchExecResult result;
+
 	/* The same rules as for /proc/PID/exe, so both name a program alike. */
-	if (!raw || !(path = proc_sanitize_exe(raw)))
+	if (!host || !(path = proc_sanitize_exe(host)))
 		return;
-	kind = examine_image(fd, &asks_interp);
-	result = watch_tracker_exec(watch->tracker, pid, path, file.id.size, kind, asks_interp, now);
+	result = watch_tracker_exec(watch->tracker, pid, path, file->id.size, kind, asks_interp, now);
 	if (result == WATCH_EXEC_WINDOW)
 		watch->stats.windows++;
 	if (result == WATCH_EXEC_WINDOW || result == WATCH_EXEC_COUNTED) {
@@ -1444,6 +1488,33 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 		if (watch->callbacks.exec)
 			watch->callbacks.exec(path, pid, watch->user_data);
 	}
+}
+
+static void
+handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
+{
+	gboolean asks_interp;
+	WatchImageKind kind;
+	EventFile file;
+
+	watch->stats.execs++;
+	if (!event_file(watch, fd, &file))
+		return;
+	kind = examine_image(fd, &asks_interp);
+	handle_exec_of(watch, pid, proc_fd_path(fd), &file, kind, asks_interp, now);
+}
+
+/* An open in pid's window of a file named path here (taken), of identity file. */
+static void
+record_open(Watch *watch, pid_t pid, char *path, const EventFile *file, gint64 now)
+{
+	g_autofree char *name = path;
+
+	/* A file deleted since it was opened cannot be read ahead later. */
+	if (!name || name[0] != '/' || g_str_has_suffix(name, " (deleted)"))
+		return;
+	if (watch_tracker_open(watch->tracker, pid, name, &file->id, now))
+		watch->stats.recorded++;
 }
 
 /*
@@ -1454,17 +1525,418 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 static void
 handle_open(Watch *watch, pid_t pid, int fd, gboolean own, gint64 now)
 {
-	g_autofree char *path = NULL;
 	EventFile file;
 
 	if (!event_file(watch, fd, &file))
 		return;
-	path = own ? proc_fd_path(fd) : event_path(watch, pid, fd, &file, now);
-	/* A file deleted since it was opened cannot be read ahead later. */
-	if (!path || path[0] != '/' || g_str_has_suffix(path, " (deleted)"))
+	record_open(watch, pid, own ? proc_fd_path(fd) : event_path(watch, pid, fd, &file, now),
+		    &file, now);
+}
+
+/* ---- the netfs reader ------------------------------------------------------ */
+
+/*
+ * With netfs, network and FUSE file systems are marked in a third group,
+ * by descriptor, that only one thread of its own marks and reads: the
+ * kernel opens each event's file in the reader's read() (a FUSE open, an
+ * NFS open), and marking asks the file system for its fsid (statfs);
+ * either waits as long as a dead server does. The thread examines each
+ * event's file through its descriptor (statx without asking the server,
+ * /proc/self/fd, the head of an executed file), closes it, and queues
+ * plain results; the main loop takes them when woken through a pipe and
+ * treats them as the other groups' events. The main thread never waits
+ * on the thread: it hands it the mount points to mark (from the mount
+ * table, never looked up), takes what is queued, and counts the thread
+ * stuck once it has been inside one mark or read for longer than
+ * FSJOB_DEADLINE_US. A stuck thread is never joined, not even at exit:
+ * the watcher lets go of it (it ends when its wait does, or with the
+ * process), and the last of the two to let go closes the descriptors.
+ */
+
+/* Events one read of the netfs group takes: each brings a descriptor (FD_RESERVE covers them). */
+#define NET_BATCH 32
+/* Results queued for the main loop at most; more are dropped (counted). */
+#define NET_QUEUE_MAX 4096
+
+/* One event of the netfs group, examined on its thread. */
+typedef struct NetEvent {
+	pid_t pid;
+	gboolean exec;            /* FAN_OPEN_EXEC, else a plain open */
+	char *raw;                /* /proc/self/fd's name of its file, owned; NULL if none */
+	EventFile file;
+	WatchImageKind kind;      /* of an executed file */
+	gboolean asks_interp;
+} NetEvent;
+
+static void
+net_event_clear(gpointer data)
+{
+	NetEvent *ev = data;
+
+	g_free(ev->raw);
+	ev->raw = NULL;
+}
+
+/* What the watcher and the reader thread share; refcounted (g_atomic_rc_box). */
+typedef struct NetReader {
+	int fd;                   /* the group; closed by the last to let go */
+	int wake[2];              /* a pipe: the thread tells the main loop results wait */
+	int kick[2];              /* a pipe: the main loop tells the thread to look (marks, stop) */
+	pid_t self;
+	guint64 mask;             /* what is marked: FAN_OPEN_EXEC, and FAN_OPEN with reads */
+	gint64 busy_since;        /* atomic: monotonic us the thread entered a mark or read, 0 idle */
+	GMutex lock;              /* guards the rest */
+	gboolean stop;            /* the watcher is gone: end */
+	GPtrArray *want;          /* mount points to mark now (all of them), or NULL */
+	GArray *results;          /* NetEvent, at most NET_QUEUE_MAX */
+	guint marked;             /* file systems the last marking marked */
+	guint64 events;           /* events read */
+	guint64 dropped;          /* results dropped: the queue was full */
+	guint64 nofd;             /* events whose descriptor the kernel could not make */
+	guint64 read_errors;
+} NetReader;
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -1;
+}
+
+static void
+net_reader_clear(gpointer data)
+{
+	NetReader *r = data;
+
+	close_fd(&r->fd);
+	close_fd(&r->wake[0]);
+	close_fd(&r->wake[1]);
+	close_fd(&r->kick[0]);
+	close_fd(&r->kick[1]);
+	if (r->want)
+		g_ptr_array_unref(r->want);
+	g_array_unref(r->results);
+	g_mutex_clear(&r->lock);
+}
+
+static void
+net_reader_release(NetReader *r)
+{
+	g_atomic_rc_box_release_full(r, net_reader_clear);
+}
+
+/* A byte down a non-blocking pipe: a full pipe already says so. */
+static void
+poke(int fd)
+{
+	const char byte = 0;
+
+	if (write(fd, &byte, 1) < 0 && errno != EAGAIN)
+		g_debug("netfs reader: cannot wake the other side: %s", g_strerror(errno));
+}
+
+static void
+drain(int fd)
+{
+	char bytes[64];
+
+	while (read(fd, bytes, sizeof(bytes)) > 0)
+		;
+}
+
+/* On the thread: marks the mount points, after flushing the old marks; returns how many took. */
+static guint
+net_mark(NetReader *r, GPtrArray *dirs)
+{
+	guint marked = 0;
+
+	(void)fanotify_mark(r->fd, FAN_MARK_FLUSH | FAN_MARK_FILESYSTEM, 0, AT_FDCWD, "/");
+	(void)fanotify_mark(r->fd, FAN_MARK_FLUSH | FAN_MARK_MOUNT, 0, AT_FDCWD, "/");
+	for (guint i = 0; i < dirs->len; i++) {
+		const char *dir = g_ptr_array_index(dirs, i);
+
+		if (fanotify_mark(r->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, r->mask, AT_FDCWD,
+				  dir) == 0 ||
+		    fanotify_mark(r->fd, FAN_MARK_ADD | FAN_MARK_MOUNT, r->mask, AT_FDCWD, dir) == 0)
+			marked++;
+		else
+			g_debug("netfs reader: cannot mark %s: %s", dir, g_strerror(errno));
+	}
+	return marked;
+}
+
+/* On the thread: one read, each event examined and its descriptor closed; results queued. */
+static void
+net_read(NetReader *r, guint8 *buf)
+{
+	g_autoptr(GArray) got = g_array_new(FALSE, FALSE, sizeof(NetEvent));
+	guint64 nofd = 0, events = 0;
+	ssize_t len = read(r->fd, buf, NET_BATCH * EVENT_METADATA_LEN);
+	gsize at = 0;
+
+	g_array_set_clear_func(got, net_event_clear);
+	if (len < 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			g_mutex_lock(&r->lock);
+			r->read_errors++;
+			g_mutex_unlock(&r->lock);
+		}
 		return;
-	if (watch_tracker_open(watch->tracker, pid, path, &file.id, now))
-		watch->stats.recorded++;
+	}
+	while (at < (gsize)len) {
+		const struct fanotify_event_metadata *ev = (const void *)(buf + at);
+		NetEvent ne = { 0 };
+		dev_t dev;
+
+		if ((gsize)len - at < EVENT_METADATA_LEN || ev->event_len < EVENT_METADATA_LEN ||
+		    ev->event_len > (gsize)len - at || ev->vers != FANOTIFY_METADATA_VERSION) {
+			/* Unknown layout: the rest is not read, its descriptors closed. */
+			(void)watch_close_event_fds(buf, (gsize)len, at, r->fd);
+			break;
+		}
+		at += ev->event_len;
+		events++;
+		if (ev->mask & FAN_Q_OVERFLOW) {
+			if (ev->fd >= 0)
+				(void)close(ev->fd);
+			continue;
+		}
+		if (ev->fd < 0) {
+			nofd++;
+			continue;
+		}
+		if ((pid_t)ev->pid != r->self && stat_event_fd(ev->fd, &ne.file, &dev)) {
+			ne.pid = (pid_t)ev->pid;
+			ne.exec = (ev->mask & FAN_OPEN_EXEC) != 0;
+			ne.raw = proc_fd_path(ev->fd);
+			if (ne.exec)
+				ne.kind = examine_image(ev->fd, &ne.asks_interp);
+			g_array_append_val(got, ne);
+		}
+		(void)close(ev->fd);
+	}
+	g_mutex_lock(&r->lock);
+	r->events += events;
+	r->nofd += nofd;
+	for (guint i = 0; i < got->len; i++) {
+		NetEvent *ne = &g_array_index(got, NetEvent, i);
+
+		if (r->results->len >= NET_QUEUE_MAX) {
+			r->dropped++;
+			continue;
+		}
+		g_array_append_val(r->results, *ne);
+		ne->raw = NULL;  /* moved */
+	}
+	g_mutex_unlock(&r->lock);
+	if (got->len > 0)
+		poke(r->wake[1]);
+}
+
+static gpointer
+net_reader_run(gpointer data)
+{
+	NetReader *r = data;
+	g_autofree guint8 *buf = g_malloc(NET_BATCH * EVENT_METADATA_LEN);
+
+	for (;;) {
+		struct pollfd fds[2] = { { .fd = r->fd, .events = POLLIN },
+					 { .fd = r->kick[0], .events = POLLIN } };
+		g_autoptr(GPtrArray) want = NULL;
+		gboolean stop;
+
+		g_mutex_lock(&r->lock);
+		stop = r->stop;
+		want = g_steal_pointer(&r->want);
+		g_mutex_unlock(&r->lock);
+		if (stop)
+			break;
+		if (want) {
+			guint marked;
+
+			__atomic_store_n(&r->busy_since, g_get_monotonic_time(), __ATOMIC_RELAXED);
+			marked = net_mark(r, want);
+			__atomic_store_n(&r->busy_since, 0, __ATOMIC_RELAXED);
+			g_mutex_lock(&r->lock);
+			r->marked = marked;
+			g_mutex_unlock(&r->lock);
+			poke(r->wake[1]);
+			continue;
+		}
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (fds[1].revents)
+			drain(r->kick[0]);
+		if (fds[0].revents & POLLIN) {
+			__atomic_store_n(&r->busy_since, g_get_monotonic_time(), __ATOMIC_RELAXED);
+			net_read(r, buf);
+			__atomic_store_n(&r->busy_since, 0, __ATOMIC_RELAXED);
+		}
+	}
+	net_reader_release(r);
+	return NULL;
+}
+
+/* The main loop's side of the reader. */
+
+/* Microseconds the reader has been inside one mark or read, 0 when idle. */
+static gint64
+net_busy_us(const Watch *watch)
+{
+	gint64 since;
+
+	if (!watch->net)
+		return 0;
+	since = __atomic_load_n(&watch->net->busy_since, __ATOMIC_RELAXED);
+	return since ? MAX(g_get_monotonic_time() - since, 1) : 0;
+}
+
+/* Hands the reader the mount points to mark, when they changed (marking flushes first). */
+static void
+net_hand_marks(Watch *watch, const GPtrArray *dirs)
+{
+	gboolean same = watch->net_last && watch->net_last->len == dirs->len;
+	GPtrArray *want;
+
+	if (!watch->net)
+		return;
+	for (guint i = 0; same && i < dirs->len; i++)
+		same = strcmp(g_ptr_array_index(dirs, i), g_ptr_array_index(watch->net_last, i)) == 0;
+	if (same)
+		return;
+	if (watch->net_last)
+		g_ptr_array_unref(watch->net_last);
+	watch->net_last = g_ptr_array_new_with_free_func(g_free);
+	want = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < dirs->len; i++) {
+		g_ptr_array_add(watch->net_last, g_strdup(g_ptr_array_index(dirs, i)));
+		g_ptr_array_add(want, g_strdup(g_ptr_array_index(dirs, i)));
+	}
+	/* A marking still pending (the thread is busy or stuck) is replaced. */
+	g_mutex_lock(&watch->net->lock);
+	if (watch->net->want)
+		g_ptr_array_unref(watch->net->want);
+	watch->net->want = want;
+	g_mutex_unlock(&watch->net->lock);
+	poke(watch->net->kick[1]);
+}
+
+static gboolean
+on_net_results(gint fd, GIOCondition condition, gpointer user_data)
+{
+	Watch *watch = user_data;
+	NetReader *r = watch->net;
+	g_autoptr(GArray) results = g_array_new(FALSE, FALSE, sizeof(NetEvent));
+	gint64 now = g_get_monotonic_time();
+
+	(void)condition;
+	g_array_set_clear_func(results, net_event_clear);
+	drain(fd);
+	g_mutex_lock(&r->lock);
+	{
+		GArray *queued = r->results;
+
+		r->results = results;
+		results = queued;
+	}
+	watch->stats.events += r->events - watch->net_events_seen;
+	watch->stats.net_events += r->events - watch->net_events_seen;
+	watch->stats.nofd += r->nofd - watch->net_nofd_seen;
+	watch->stats.read_errors += r->read_errors - watch->net_errors_seen;
+	watch->net_events_seen = r->events;
+	watch->net_nofd_seen = r->nofd;
+	watch->net_errors_seen = r->read_errors;
+	watch->stats.net_dropped = r->dropped;
+	watch->stats.net_marked = r->marked;
+	g_mutex_unlock(&r->lock);
+	for (guint i = 0; i < results->len; i++) {
+		NetEvent *ev = &g_array_index(results, NetEvent, i);
+
+		if (ev->exec) {
+			watch->stats.execs++;
+			handle_exec_of(watch, ev->pid, g_steal_pointer(&ev->raw), &ev->file, ev->kind,
+				       ev->asks_interp, now);
+		} else {
+			watch->stats.opens++;
+			if (watch_tracker_wants(watch->tracker, ev->pid))
+				record_open(watch, ev->pid,
+					    event_path_of(watch, ev->pid, g_steal_pointer(&ev->raw),
+							  &ev->file, now),
+					    &ev->file, now);
+		}
+	}
+	ensure_timer(watch);
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * The netfs group and its thread; FALSE (and no reader: network and FUSE
+ * file systems are then not watched) if either cannot be made.
+ */
+static gboolean
+net_reader_start(Watch *watch, unsigned int event_flags)
+{
+	g_autoptr(GError) error = NULL;
+	NetReader *r = g_atomic_rc_box_new0(NetReader);
+	GThread *thread;
+
+	r->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, event_flags | O_NOATIME);
+	if (r->fd < 0 && errno == EINVAL)
+		r->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, event_flags);
+	r->wake[0] = r->wake[1] = r->kick[0] = r->kick[1] = -1;
+	r->self = watch->self;
+	r->mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
+	r->results = g_array_new(FALSE, FALSE, sizeof(NetEvent));
+	g_array_set_clear_func(r->results, net_event_clear);
+	g_mutex_init(&r->lock);
+	if (r->fd < 0 || !g_unix_open_pipe(r->wake, FD_CLOEXEC, &error) ||
+	    !g_unix_open_pipe(r->kick, FD_CLOEXEC, &error) ||
+	    !g_unix_set_fd_nonblocking(r->wake[0], TRUE, &error) ||
+	    !g_unix_set_fd_nonblocking(r->wake[1], TRUE, &error) ||
+	    !g_unix_set_fd_nonblocking(r->kick[0], TRUE, &error) ||
+	    !g_unix_set_fd_nonblocking(r->kick[1], TRUE, &error)) {
+		g_warning("netfs: no reader for network/FUSE file systems, not watched: %s",
+			  error ? error->message : g_strerror(errno));
+		net_reader_release(r);
+		return FALSE;
+	}
+	thread = g_thread_try_new("preload-netfs", net_reader_run, g_atomic_rc_box_acquire(r),
+				  &error);
+	if (!thread) {
+		g_warning("netfs: no reader for network/FUSE file systems, not watched: %s",
+			  error->message);
+		net_reader_release(r);  /* the thread's reference */
+		net_reader_release(r);
+		return FALSE;
+	}
+	/* Never joined (see NetReader). */
+	g_thread_unref(thread);
+	watch->net = r;
+	watch->net_source = g_unix_fd_add(r->wake[0], G_IO_IN, on_net_results, watch);
+	return TRUE;
+}
+
+/* The watcher lets go of the reader: told to stop, not waited for. */
+static void
+net_reader_leave(Watch *watch)
+{
+	NetReader *r = watch->net;
+
+	if (!r)
+		return;
+	if (watch->net_source)
+		g_source_remove(watch->net_source);
+	watch->net_source = 0;
+	g_mutex_lock(&r->lock);
+	r->stop = TRUE;
+	g_mutex_unlock(&r->lock);
+	poke(r->kick[1]);
+	watch->net = NULL;
+	net_reader_release(r);
 }
 
 /*
@@ -1895,13 +2367,25 @@ add_mark_dir(GPtrArray *dirs, GArray *devs, const char *prefix)
  * unless netfs allows it, since a dead server would stall the stat.
  */
 static gboolean
-path_is_remote(Watch *watch, const GArray *mounts, const char *path, GArray *skipped)
+path_is_remote(Watch *watch, const GArray *mounts, const char *path, GArray *skipped,
+	       GPtrArray *net)
 {
 	const ProcMount *m = watch_mounts_find(mounts, path);
+	dev_t dev;
 
-	if (watch->netfs || !m || !watch_mounts_under_remote(mounts, m))
+	if (!m || !watch_mounts_under_remote(mounts, m))
 		return FALSE;
-	add_dev_once(skipped, makedev(m->dev_major, m->dev_minor));
+	dev = makedev(m->dev_major, m->dev_minor);
+	/* With netfs, the reader's thread marks it, by its mount point (see NetReader). */
+	if (watch->net) {
+		for (guint i = 0; i < net->len; i++)
+			if (strcmp(g_ptr_array_index(net, i), m->mountpoint) == 0)
+				return TRUE;
+		if (net->len < MAX_MARKS)
+			g_ptr_array_add(net, g_strdup(m->mountpoint));
+		return TRUE;
+	}
+	add_dev_once(skipped, dev);
 	return TRUE;
 }
 
@@ -1921,7 +2405,7 @@ lists_accept(char **const lists[2], const char *path)
  */
 static void
 collect_mark_dirs(Watch *watch, const GArray *mounts, GPtrArray *dirs, GArray *devs,
-		  guint *remote, guint *over_cap)
+		  GPtrArray *net, guint *remote, guint *over_cap)
 {
 	g_autoptr(GArray) skipped = g_array_new(FALSE, FALSE, sizeof(dev_t));
 
@@ -1930,11 +2414,11 @@ collect_mark_dirs(Watch *watch, const GArray *mounts, GPtrArray *dirs, GArray *d
 		char **list = watch->lists[l];
 
 		for (guint i = 0; list && list[i]; i++) {
-			if (list[i][0] == '/' && !path_is_remote(watch, mounts, list[i], skipped))
+			if (list[i][0] == '/' && !path_is_remote(watch, mounts, list[i], skipped, net))
 				(void)add_mark_dir(dirs, devs, list[i]);
 		}
 		/* A path no prefix matches is accepted: the root file system at least. */
-		if (conf_prefix_accepts(list, "/") && !path_is_remote(watch, mounts, "/", skipped))
+		if (conf_prefix_accepts(list, "/") && !path_is_remote(watch, mounts, "/", skipped, net))
 			(void)add_mark_dir(dirs, devs, "/");
 	}
 	for (guint i = 0; i < mounts->len; i++) {
@@ -1947,7 +2431,7 @@ collect_mark_dirs(Watch *watch, const GArray *mounts, GPtrArray *dirs, GArray *d
 		/* Hidden by a later mount over the same point, or under it. */
 		if (watch_mounts_find(mounts, m->mountpoint) != m)
 			continue;
-		if (!path_is_remote(watch, mounts, m->mountpoint, skipped) &&
+		if (!path_is_remote(watch, mounts, m->mountpoint, skipped, net) &&
 		    !add_mark_dir(dirs, devs, m->mountpoint))
 			(*over_cap)++;
 	}
@@ -2136,6 +2620,7 @@ mark_all(Watch *watch)
 	g_autoptr(GArray) mounts = read_mounts(watch);
 	g_autoptr(GArray) devs = g_array_new(FALSE, FALSE, sizeof(dev_t));
 	g_autoptr(GArray) fids = g_array_new(FALSE, FALSE, sizeof(FidMount));
+	g_autoptr(GPtrArray) net = g_ptr_array_new_with_free_func(g_free);
 	guint64 mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
 	int last_errno = 0;
 
@@ -2148,7 +2633,8 @@ mark_all(Watch *watch)
 		if (watch_fs_is_remote(m->fstype))
 			add_dev_once(watch->remote_devs, makedev(m->dev_major, m->dev_minor));
 	}
-	collect_mark_dirs(watch, mounts, dirs, devs, &watch->remote_skipped, &watch->over_cap);
+	collect_mark_dirs(watch, mounts, dirs, devs, net, &watch->remote_skipped, &watch->over_cap);
+	net_hand_marks(watch, net);
 	if (marks_stale(watch, mounts, devs)) {
 		(void)fanotify_mark(watch->fd, FAN_MARK_FLUSH | FAN_MARK_FILESYSTEM, 0, AT_FDCWD, "/");
 		(void)fanotify_mark(watch->fd, FAN_MARK_FLUSH | FAN_MARK_MOUNT, 0, AT_FDCWD, "/");
@@ -2292,6 +2778,9 @@ watch_open(Watch *watch, GError **error)
 	}
 #endif
 
+	if (watch->netfs)
+		(void)net_reader_start(watch, event_flags);
+
 	/* Watched for changes: a file system mounted later is marked then. */
 	watch->mounts_fd = proc_open_self_mountinfo();
 	last_errno = mark_all(watch);
@@ -2308,6 +2797,13 @@ watch_open(Watch *watch, GError **error)
 }
 
 #else /* !HAVE_SYS_FANOTIFY_H */
+
+static gint64
+net_busy_us(const Watch *watch)
+{
+	(void)watch;
+	return 0;
+}
 
 void
 watch_dispatch(Watch *watch)
@@ -2412,6 +2908,11 @@ watch_free(Watch *watch)
 		g_source_remove(watch->remark_source);
 	if (watch->fid_source)
 		g_source_remove(watch->fid_source);
+#ifdef HAVE_SYS_FANOTIFY_H
+	net_reader_leave(watch);
+#endif
+	if (watch->net_last)
+		g_ptr_array_unref(watch->net_last);
 	if (watch->fd >= 0)
 		(void)close(watch->fd);
 	if (watch->fid_fd >= 0)

@@ -404,6 +404,14 @@ typedef struct WatchStats {
 	guint64 handle_errors; /* handles not resolved: the file is gone (ESTALE), its file
 				  system is no longer in the table, or the record was bad */
 	guint64 unknown_records; /* info records of an unknown type, skipped */
+	/*
+	 * With netfs, network and FUSE file systems come from a group of
+	 * their own that a thread marks and reads (see watch_new).
+	 */
+	guint64 net_events;   /* of events, read by that thread */
+	guint64 net_dropped;  /* its results dropped: the queue to the main loop was full */
+	guint net_marked;     /* file systems its last marking marked */
+	gboolean net_stuck;   /* it has been in one mark or read past its deadline (now) */
 } WatchStats;
 
 typedef struct Watch Watch;
@@ -424,8 +432,7 @@ typedef struct Watch Watch;
  * daemon's showing its root (a descriptor of that mount is kept per
  * file system, at most MAX_MARKS); the plain opens of the others (no
  * fsid or handles: an overlay, a tmpfs or FUSE on older kernels, a btrfs
- * subvolume; network/FUSE ones with netfs; no CAP_DAC_READ_SEARCH) stay
- * in the descriptor group, as all do on a kernel without FAN_REPORT_FID
+ * subvolume; no CAP_DAC_READ_SEARCH) stay in the descriptor group, as all do on a kernel without FAN_REPORT_FID
  * (before 5.1). A resolved handle's path is the daemon's own (no
  * namespace translation; foreign and translated count descriptor events
  * only); one that names another file than the one opened (a directory
@@ -433,6 +440,21 @@ typedef struct Watch Watch;
  * identity. Events of both are read in the same bounded batches; the
  * handle group is read first and handled after the descriptor group is
  * drained, so that an exec is seen before the opens that follow it.
+ *
+ * With `netfs`, network and FUSE file systems (and mounts under them)
+ * are a third group's, by descriptor, which one thread of the watcher's
+ * marks and reads: marking may ask such a file system (statfs for an
+ * fsid, on kernels that check it), and
+ * reading makes the kernel open each event's file in the reader's
+ * context, either of which waits as long as a dead server does. The
+ * main thread hands that thread the mount points from the mount table
+ * (never looked up), and takes its results (pid, exec or open, the name
+ * in /proc/self/fd, the identity, the kind of an executed image) through
+ * a bounded queue; a thread inside one mark or read for longer than
+ * FSJOB_DEADLINE_US is reported stuck (WatchStats.net_stuck, the dump)
+ * and never waited for: watch_free() lets go of it without a join, and
+ * the last of the two to let go closes the group. Without `netfs` there
+ * is no third group and no thread.
  *
  * Each read of events asks for no more events than the daemon has free
  * descriptors (RLIMIT_NOFILE less those open, less a reserve of 64):
