@@ -30,6 +30,15 @@
 #     start-up and the mount stops answering before its start-up window
 #     ends: learning the window (an open and a residency query of each
 #     file read) runs on a worker with a deadline, not in the main loop.
+#  g. with netfs = true, a FUSE mount under the watched tree hangs before
+#     the daemon starts (its start-up marking meets it), and nobody opens
+#     a file on it while it hangs; then it answers again, nobody opens the
+#     file while the daemon is stopped (SIGSTOP), and the server stops
+#     answering before the daemon reads that event (the kernel opens the
+#     file for the reader of a descriptor group): the daemon starts,
+#     answers SIGUSR1 within 1 s throughout, says its netfs reader is
+#     stuck, and SIGTERM saves and exits within 5 s (the network/FUSE
+#     group is marked and read by a thread of its own, never joined).
 # A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
 # descriptors) is printed at the end.
 #
@@ -65,7 +74,7 @@ skip() {
 [ -x "$hangfs" ] || skip "hangfs not built (apt-get install fuse3 libfuse3-dev, then configure)"
 [ -x "$mapper" ] || skip "tests/helpers/mapper not built (make check builds it)"
 [ -x "$pagecache" ] || skip "tests/helpers/pagecache not built (make check builds it)"
-scenarios=${SCENARIOS:-"a b c d e f"}
+scenarios=${SCENARIOS:-"a b c d e f g"}
 wants() {
 	case " $scenarios " in *" $1 "*) return 0 ;; esac
 	return 1
@@ -87,6 +96,7 @@ daemon_pid=
 hang_pid=
 uhang_pid=
 fhang_pid=
+ghang_pid=
 bg_pids=
 failed=0
 table=
@@ -96,6 +106,7 @@ cleanup() {
 	[ -n "$hang_pid" ] && kill -USR2 "$hang_pid" 2>/dev/null
 	[ -n "$uhang_pid" ] && kill -USR2 "$uhang_pid" 2>/dev/null
 	[ -n "$fhang_pid" ] && kill -USR2 "$fhang_pid" 2>/dev/null
+	[ -n "$ghang_pid" ] && kill -USR2 "$ghang_pid" 2>/dev/null
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
 	for p in $bg_pids; do
 		kill -9 "$p" 2>/dev/null
@@ -112,6 +123,10 @@ cleanup() {
 		fusermount3 -u -z "$fs/f" 2>/dev/null || umount -l "$fs/f" 2>/dev/null
 	fi
 	[ -n "$fhang_pid" ] && kill -TERM "$fhang_pid" 2>/dev/null
+	if grep -q " $fs/g " /proc/self/mountinfo 2>/dev/null; then
+		fusermount3 -u -z "$fs/g" 2>/dev/null || umount -l "$fs/g" 2>/dev/null
+	fi
+	[ -n "$ghang_pid" ] && kill -TERM "$ghang_pid" 2>/dev/null
 	for m in "$fs/late" "$fs/flood" "$fs"; do
 		grep -q " $m " /proc/self/mountinfo 2>/dev/null && umount -l "$m" 2>/dev/null
 	done
@@ -608,6 +623,62 @@ grep "file-system jobs:" "$log" | tail -n 1 | sed "s/^.*\(file-system jobs:\)/# 
 term "$term_cap"
 kill -USR2 "$fhang_pid"
 hung_verdict f "f. hung window, netfs on" "$worst_f" "$rss_f" "$fds0/$fds1"
+fi
+
+# ---- g. netfs = true, a FUSE mount that hangs before the start ------------------
+if wants g; then
+mkdir -p "$fs/g" "$work/gsrc"
+head -c 65536 /dev/urandom >"$work/gsrc/data.bin"
+chmod 644 "$work/gsrc/data.bin"
+"$hangfs" --release-after 30 --lifetime 300 "$work/gsrc" "$fs/g" -o allow_other,auto_unmount \
+	2>"$work/ghangfs.log" &
+ghang_pid=$!
+wait_for /proc/self/mountinfo " $fs/g " 5 || { echo "FAIL: hangfs did not mount $fs/g"; exit 1; }
+kill -USR1 "$ghang_pid"
+sleep 0.2
+system_conf="netfs = true"
+start_daemon g
+system_conf=
+fds0=$(fds)
+# nobody opens a file of the hung mount (the open waits for the server).
+timeout -s KILL 60 setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$fs/g/data.bin" \
+	>/dev/null 2>&1 &
+bg_pids="$bg_pids $!"
+worst_g=$(usr1 "$usr1_cap")
+sleep 1
+worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+# A server that dies with opens queued: the open that made an event
+# succeeded, but the kernel opens the file again for the reader of the
+# event, and that open waits. Made certain by stopping the daemon while
+# nobody opens the file and the server then stops answering.
+kill -USR2 "$ghang_pid"
+sleep 0.5
+kill -STOP "$daemon_pid"
+as_nobody cat "$fs/g/data.bin" >/dev/null || echo "# g: nobody's open failed"
+kill -USR1 "$ghang_pid"
+sleep 0.2
+kill -CONT "$daemon_pid"
+sleep 0.2
+worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+# Past the reader's deadline (2 s) while it waits in its read.
+for i in 1 2 3; do
+	sleep 1
+	worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+done
+stuck=no
+if grep "watch: " "$log" | tail -n 1 | grep -q "netfs reader STUCK"; then
+	stuck=yes
+	check ok "g: the dump says the netfs reader is stuck"
+else
+	check fail "g: the dump says the netfs reader is stuck: $(grep "watch: " "$log" | tail -n 1)"
+fi
+rss_g=$(peak_rss)
+fds1=$(fds)
+term "$term_cap"
+kill -USR2 "$ghang_pid"
+broken=no
+[ "$stuck" = no ] && broken=yes
+hung_verdict g "g. hung before start, netfs" "$worst_g" "$rss_g" "$fds0/$fds1" "$broken"
 fi
 
 echo
