@@ -12,12 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The hold one launch asks for. */
+typedef struct HeldStart {
+	gint64 exec_at;       /* monotonic us of the exec */
+	gint64 until;         /* the end it asks for */
+} HeldStart;
+
 struct Launch {
 	LaunchHooks hooks;
 	LaunchRate rate;
 	LaunchStats stats;
 	/* exe paths (owned) whose measurement runs elsewhere and whose start was a launch */
 	GHashTable *pending_launches;
+	/* exe path (owned) -> HeldStart (owned): the launches holding now */
+	GHashTable *holds;
+	gint64 held_until;    /* the hold last set through the hook, 0: none */
+	LaunchBudget budget;
 };
 
 LaunchDecision
@@ -29,11 +39,54 @@ launch_decide(const Conf *conf, gint64 model_time, const Exe *exe, gint64 now_us
 
 	/* Not seen running for two cycles: a launch, not a repeat. */
 	d.launch = model_time - exe->update_time > 2 * conf->cycle;
-	if (d.launch && conf->execpause > 0)
-		d.hold_until = now_us + conf->execpause * 1000;
+	/*
+	 * At once, before the probe says whether the set is cached: the
+	 * probe runs on a worker and can come late, after the program has
+	 * read its set beside a background batch.
+	 */
+	if (d.launch && (conf->execpause > 0 || conf->launchfetchkb > 0))
+		d.hold_until = now_us + MAX(conf->execpause * 1000,
+					    (gint64)conf->startupwindow * G_USEC_PER_SEC);
 	d.measure = exe->hits_checked_at == 0 ||
 		    now_us - exe->hits_checked_at >= conf->cycle * G_USEC_PER_SEC;
 	return d;
+}
+
+/* Budget comes back at 1 us per LAUNCH_HOLD_SHARE us. */
+static void
+budget_refill(LaunchBudget *budget, gint64 now_us)
+{
+	if (now_us > budget->at) {
+		gint64 back = (now_us - budget->at) / LAUNCH_HOLD_SHARE;
+
+		budget->spent = MAX(budget->spent - back, 0);
+		/* Only the whole microseconds given back move the clock on. */
+		budget->at += back * LAUNCH_HOLD_SHARE;
+		if (budget->spent == 0)
+			budget->at = now_us;
+	}
+}
+
+gint64
+launch_budget_take(LaunchBudget *budget, gint64 want_us, gint64 now_us)
+{
+	gint64 granted;
+
+	g_return_val_if_fail(budget != NULL, 0);
+
+	budget_refill(budget, now_us);
+	granted = CLAMP(want_us, 0, LAUNCH_HOLD_BURST_US - budget->spent);
+	budget->spent += granted;
+	return granted;
+}
+
+void
+launch_budget_give(LaunchBudget *budget, gint64 us, gint64 now_us)
+{
+	g_return_if_fail(budget != NULL);
+
+	budget_refill(budget, now_us);
+	budget->spent = MAX(budget->spent - MAX(us, 0), 0);
 }
 
 LaunchFetch
@@ -177,6 +230,7 @@ launch_new(const LaunchHooks *hooks)
 	launch = g_new0(Launch, 1);
 	launch->hooks = *hooks;
 	launch->pending_launches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	launch->holds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	return launch;
 }
 
@@ -186,13 +240,14 @@ launch_free(Launch *launch)
 	if (!launch)
 		return;
 	g_hash_table_destroy(launch->pending_launches);
+	g_hash_table_destroy(launch->holds);
 	g_free(launch);
 }
 
 /* The launch-time prefetch of a measured start. */
 static void
 launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits *hits,
-	     gint64 now, gboolean is_launch)
+	     gint64 now)
 {
 	const LaunchHooks *h = &launch->hooks;
 	LaunchRate before = launch->rate;
@@ -204,13 +259,6 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 		return;
 	case LAUNCH_FETCH_CACHED:
 		launch->stats.cached++;
-		/*
-		 * Nothing worth a batch, but what is missing the program reads
-		 * from the disk, where a background batch (after a cache drop,
-		 * the whole prediction) would queue beside it: held as below.
-		 */
-		if (is_launch && hits->resident < hits->bytes && h->hold)
-			h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);
 		return;
 	case LAUNCH_FETCH_LIMITED:
 		launch->stats.limited++;
@@ -238,26 +286,88 @@ launch_fetch(Launch *launch, const Conf *conf, const Exe *exe, const LaunchHits 
 		launch->stats.fetches++;
 		launch->stats.fetch_bytes += bytes;
 	}
-	/*
-	 * A program loading its set from disk competes with the prediction's
-	 * batch for a disk that serves all I/O alike: after a cache drop that
-	 * batch re-reads the whole prediction. It waits for the start-up
-	 * window, not only execpause, which ends before a cold start does,
-	 * also when the set is left to the program's own reads; a program
-	 * restarted in a loop does not hold it (launch.h).
-	 */
-	if (is_launch && h->hold)
-		h->hold(h->data, now + (gint64)conf->startupwindow * G_USEC_PER_SEC);
 }
 
-/* A measurement of exe's set: counted, and the fetch it calls for. */
+/*
+ * Sets the reader's hold to the latest end the launches holding ask for,
+ * as far as the budget allows; a hold that ends early gives its unused
+ * time back. The hook is called only when the hold changes.
+ */
+static void
+hold_apply(Launch *launch, gint64 now)
+{
+	const LaunchHooks *h = &launch->hooks;
+	GHashTableIter iter;
+	gpointer value;
+	gint64 want = 0, held = launch->held_until, set;
+
+	g_hash_table_iter_init(&iter, launch->holds);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const HeldStart *held_start = value;
+
+		if (held_start->until <= now)
+			g_hash_table_iter_remove(&iter);
+		else
+			want = MAX(want, held_start->until);
+	}
+	if (held <= now)
+		held = 0;
+	if (want > held) {
+		gint64 from = MAX(held, now);
+		gint64 granted = launch_budget_take(&launch->budget, want - from, now);
+
+		if (granted < want - from)
+			launch->stats.hold_capped++;
+		set = granted > 0 ? from + granted : held;
+	} else if (want < held) {
+		launch_budget_give(&launch->budget, held - MAX(want, now), now);
+		set = want;
+	} else {
+		set = held;
+	}
+	if (set == launch->held_until)
+		return;
+	launch->held_until = set;
+	if (h->hold)
+		h->hold(h->data, set);
+}
+
+/*
+ * A launch's probe found its whole set cached: the program needs no disk,
+ * so its hold ends at execpause's end (already past: now).
+ */
+static void
+hold_release(Launch *launch, const Conf *conf, const char *exe_path, gint64 now)
+{
+	HeldStart *held_start = g_hash_table_lookup(launch->holds, exe_path);
+	gint64 until;
+
+	if (!held_start)
+		return;
+	until = held_start->exec_at + conf->execpause * 1000;
+	if (until >= held_start->until)
+		return;
+	held_start->until = until;
+	launch->stats.hold_released++;
+	hold_apply(launch, now);
+}
+
+/* A measurement of exe's set: counted, the launch's hold kept or ended, and the fetch. */
 static void
 measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gint64 now,
 	 gboolean is_launch)
 {
 	exe_hits_add(&exe->hits, hits->bytes, hits->prefetched, hits->probed, hits->resident);
+	/*
+	 * Whatever of its set is missing the program reads from the disk,
+	 * where a background batch (after a cache drop, the whole prediction)
+	 * would queue beside it: the hold stays for the start-up window, not
+	 * only execpause, which ends before a cold start does.
+	 */
+	if (is_launch && hits->resident >= hits->bytes)
+		hold_release(launch, conf, exe->path, now);
 	if (launch->hooks.fetch)
-		launch_fetch(launch, conf, exe, hits, now, is_launch);
+		launch_fetch(launch, conf, exe, hits, now);
 }
 
 Exe *
@@ -277,8 +387,14 @@ launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path
 	h = &launch->hooks;
 	now = h->now ? h->now(h->data) : g_get_monotonic_time();
 	d = launch_decide(conf, model->time, exe, now);
-	if (d.hold_until && h->hold)
-		h->hold(h->data, d.hold_until);
+	if (d.hold_until) {
+		HeldStart *held_start = g_new(HeldStart, 1);
+
+		*held_start = (HeldStart){ now, d.hold_until };
+		g_hash_table_replace(launch->holds, g_strdup(exe->path), held_start);
+		launch->stats.holds++;
+		hold_apply(launch, now);
+	}
 	exe->hits.starts++;
 	if (d.measure) {
 		LaunchHits hits = { 0 };

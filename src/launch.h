@@ -2,14 +2,27 @@
 /*
  * Launch: what a program start seen as it happens (an exec event) means.
  *
- * Two decisions, both about known programs (the model has their exe):
+ * Three decisions, all about known programs (the model has their exe):
  *
- *   execpause  the start of a known program not seen running for two
- *              cycles holds the readahead back for execpause ms, so the
- *              program's own reads go first. Programs run over and over
- *              (a compiler in a build, a script's tools) and programs
- *              the model does not know do not: a machine that runs them
- *              all day still prefetches.
+ *   hold       the start of a known program not seen running for two
+ *              cycles (a launch) holds the background readahead back at
+ *              once, for the start-up window (startupwindow, at least
+ *              execpause), so the program's own reads go first: after
+ *              a cache drop a background batch re-reads the whole
+ *              prediction beside it, on a disk that serves all I/O
+ *              alike. The probe of its set (below) comes later, from a
+ *              worker; if it finds the whole set cached the hold ends
+ *              at execpause's end, else it stays. Programs run over and
+ *              over (a compiler in a build, a program restarted in a
+ *              loop) do not hold: such a machine must still prefetch.
+ *              Nor do programs the model does not know: most are short
+ *              tools that never ran long enough to be learned (a
+ *              build's, a script's), with no record to tell a loop of
+ *              them from a launch, and no learned set to wait for. The
+ *              held time is bounded (LaunchBudget): a flood of launches
+ *              holds at most LAUNCH_HOLD_BURST_US at a stretch, then
+ *              at most 1 / LAUNCH_HOLD_SHARE of the time, never the
+ *              background out for good. Off with execpause and launchfetchkb both 0.
  *   hits       every start is counted; its learned set is measured
  *              (how much was prefetched, how much resident) right away,
  *              before the program has had time to load much of it, but
@@ -36,20 +49,14 @@
  *              cold perl start that loads 200 small modules took 30 %
  *              longer and 30 % more requests with them read beside it.
  *              A set of small files only gets nothing read.
- *   hold       a launch (as for execpause) that reads any of its set
- *              from the disk holds the background readahead for the
- *              start-up window, batch or not: after a cache drop the
- *              background batch re-reads the whole prediction beside
- *              it. A program run over and over does not: a loop that
- *              restarts it every few seconds would keep the prediction
- *              from ever being read.
  *
  * The decisions are pure (launch_decide(), on a model time and a
  * monotonic time passed in); launch_exec() applies them through hooks,
  * so the clock, the readahead hold and the page-cache measurement are
  * injected and the policy is tested on struct literals.
  *
- * Ownership: a Launch holds its hooks, its rate bound and its counts;
+ * Ownership: a Launch holds its hooks, its rate bound, its launches'
+ * holds and their budget, and its counts;
  * the model is borrowed.
  */
 #pragma once
@@ -78,6 +85,32 @@
 /* ...then one per this many monotonic microseconds. */
 #define LAUNCH_FETCH_INTERVAL_US G_USEC_PER_SEC
 
+/*
+ * The bound of the hold: at most this much held time at a stretch
+ * (a burst of cold starts, each holding its start-up window)...
+ */
+#define LAUNCH_HOLD_BURST_US ((gint64)30 * G_USEC_PER_SEC)
+/*
+ * ...after which held time comes back at 1 us per this many us: over any
+ * span T, at most LAUNCH_HOLD_BURST_US + T / LAUNCH_HOLD_SHARE is held, so
+ * the background gets at least half of a long flood of launches.
+ */
+#define LAUNCH_HOLD_SHARE 2
+
+/* The hold's budget (a leaky bucket of held microseconds); zeroed: full. */
+typedef struct LaunchBudget {
+	gint64 spent;         /* held us not yet given back, <= LAUNCH_HOLD_BURST_US */
+	gint64 at;            /* monotonic us of the last refill */
+} LaunchBudget;
+
+/*
+ * Up to want_us of held time at now_us, as far as the budget allows;
+ * returns what is granted (0 .. want_us). Pure but for budget.
+ */
+gint64 launch_budget_take(LaunchBudget *budget, gint64 want_us, gint64 now_us);
+/* Held time granted but not used (a hold ended early) comes back. */
+void launch_budget_give(LaunchBudget *budget, gint64 us, gint64 now_us);
+
 typedef struct Launch Launch;
 
 /* The learned set of one start, measured (see watch_measure_exe()). */
@@ -91,7 +124,11 @@ typedef struct LaunchHits {
 typedef struct LaunchHooks {
 	/* Monotonic microseconds; NULL: g_get_monotonic_time(). */
 	gint64 (*now)(gpointer data);
-	/* Hold the readahead back until this monotonic time; NULL: no hold. */
+	/*
+	 * Hold the background readahead back until this monotonic time,
+	 * replacing the hold set before (0: none); NULL: no hold. The Launch
+	 * keeps the union of its launches' holds, and is the only one to set it.
+	 */
 	void (*hold)(gpointer data, gint64 until_us);
 	/*
 	 * Measure exe's learned set against the prefetch prefetch_seq;
@@ -114,7 +151,7 @@ typedef struct LaunchHooks {
 typedef struct LaunchDecision {
 	/* Not seen running for two cycles: a launch, not a program run over and over. */
 	gboolean launch;
-	gint64 hold_until;    /* monotonic us to hold the readahead back until, 0: no hold */
+	gint64 hold_until;    /* monotonic us this launch asks the hold to last, 0: no hold */
 	gboolean measure;     /* measure this start's learned set */
 } LaunchDecision;
 
@@ -144,6 +181,9 @@ typedef struct LaunchStats {
 	guint64 fetch_bytes;  /* learned bytes asked for (the reader skips cached pages) */
 	guint64 done;         /* urgent batches over (launch_fetch_done()) */
 	guint64 read_bytes;   /* of those, bytes requested from the disk */
+	guint64 holds;        /* launches that held the background */
+	guint64 hold_released;/* of which a probe found cached and ended early */
+	guint64 hold_capped;  /* times the budget cut a hold short */
 } LaunchStats;
 
 /*
@@ -175,7 +215,8 @@ Launch *launch_new(const LaunchHooks *hooks);
 void launch_free(Launch *launch);
 
 /*
- * A start of exe_path: for a known exe, decides, holds, counts the start,
+ * A start of exe_path: for a known exe, decides, holds (within the budget),
+ * counts the start,
  * measures if due, fetches if the measurement calls for it
  * (launch_fetch_decide()), and marks the model dirty. Returns the exe,
  * or NULL if the model does not know it (nothing is done then).

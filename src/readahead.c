@@ -343,9 +343,9 @@ readahead_hold(Readahead *ra, gint64 until)
 {
 	g_return_if_fail(ra != NULL);
 
+	/* Replaced, not extended: a hold may end early (launch.h). */
 	g_mutex_lock(&ra->hold_lock);
-	if (until == 0 || until > ra->hold_until)
-		ra->hold_until = until;
+	ra->hold_until = MAX(until, 0);
 	g_mutex_unlock(&ra->hold_lock);
 }
 

@@ -200,9 +200,12 @@ void readahead_supersede(Readahead *ra);
 /*
  * Until the monotonic time `until` (us, g_get_monotonic_time()), no new
  * read or file open of any batch of ra starts; reads in flight complete.
- * A later time extends a hold, an earlier one does not shorten it, 0
- * ends it. The daemon holds while a program starts, whose own reads
- * should not queue behind prefetching on a disk that serves all I/O alike.
+ * Each call replaces the hold before: an earlier time shortens it, 0 ends
+ * it (its one caller, the launch policy, keeps the union of its holds).
+ * A worker waiting for its turn looks again before it issues its chunk,
+ * so a batch in flight stops at its next chunk. The daemon holds while a
+ * program starts, whose own reads should not queue behind prefetching on
+ * a disk that serves all I/O alike.
  */
 void readahead_hold(Readahead *ra, gint64 until);
 /*

@@ -23,7 +23,9 @@ test_conf(void)
 
 /*
  * Hold: the exe was last seen by a scan at model time 0; a start at model
- * time 41 is more than two cycles (40 s) later, one at 40 is not.
+ * time 41 is more than two cycles (40 s) later, one at 40 is not. A
+ * launch holds for the start-up window (5 s) or execpause if longer (8 s),
+ * with execpause 0 too while launchfetchkb is on; both off: no hold.
  * Measure: never measured, or a cycle (20 000 000 us) or more since.
  */
 START_TEST(test_decide)
@@ -33,20 +35,29 @@ START_TEST(test_decide)
 	LaunchDecision d;
 
 	d = launch_decide(conf, 41, &exe, 5000000);
-	ck_assert_int_eq(d.hold_until, 6000000);
+	ck_assert_int_eq(d.hold_until, 10000000);
+	ck_assert(d.launch);
 	ck_assert(d.measure);
 
 	d = launch_decide(conf, 40, &exe, 5000000);
 	ck_assert_int_eq(d.hold_until, 0);
+	ck_assert(!d.launch);
 
+	conf->execpause = 8000;
+	d = launch_decide(conf, 1000, &exe, 5000000);
+	ck_assert_int_eq(d.hold_until, 13000000);
 	conf->execpause = 0;
 	d = launch_decide(conf, 1000, &exe, 5000000);
+	ck_assert_int_eq(d.hold_until, 10000000);
+	conf->launchfetchkb = 0;
+	d = launch_decide(conf, 1000, &exe, 5000000);
 	ck_assert_int_eq(d.hold_until, 0);
+	conf->launchfetchkb = 131072;
 	conf->execpause = 1000;
 
 	exe.update_time = 100;
 	d = launch_decide(conf, 141, &exe, 5000000);
-	ck_assert_int_eq(d.hold_until, 6000000);
+	ck_assert_int_eq(d.hold_until, 10000000);
 
 	exe.hits_checked_at = 1000000;
 	d = launch_decide(conf, 141, &exe, 20999999);
@@ -267,8 +278,9 @@ fake_fetch(gpointer data, const Exe *exe, GArray *requests)
 /*
  * Three starts of a (last seen at model time 0, model time 100, last
  * prefetch 7) and one of an unknown exe:
- *   1 us 1 000 000: held until 2 000 000, measured against prefetch 7;
- *   2 us 2 000 000: held until 3 000 000, not measured (same cycle);
+ *   1 us 1 000 000: held for the start-up window, until 6 000 000, at
+ *     once, and measured against prefetch 7 (60 of 100 resident: kept);
+ *   2 us 2 000 000: held until 7 000 000, not measured (same cycle);
  *   3 us 21 000 000, a seen at 90 meanwhile: not held, measured again;
  *   unknown: nothing at all, the model stays clean.
  * Every start counts: 3 starts, 2 checks, twice the figures.
@@ -293,7 +305,7 @@ START_TEST(test_exec)
 	h.now = 1000000;
 	ck_assert_ptr_eq(launch_exec(launch, model, conf, "/usr/bin/a"), a);
 	ck_assert_uint_eq(h.holds->len, 1);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 2000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 6000000);
 	ck_assert_uint_eq(h.measured, 1);
 	ck_assert_uint_eq(h.measured_seq, 7);
 	ck_assert_int_eq(a->hits_checked_at, 1000000);
@@ -302,7 +314,7 @@ START_TEST(test_exec)
 	h.now = 2000000;
 	launch_exec(launch, model, conf, "/usr/bin/a");
 	ck_assert_uint_eq(h.holds->len, 2);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 3000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 7000000);
 	ck_assert_uint_eq(h.measured, 1);
 
 	h.now = 21000000;
@@ -335,7 +347,7 @@ END_TEST
  *   - a compiler (cc) started 1,000 times, 1 ms apart from 1 s on, not
  *     cached: one batch (the first start), the others not measured;
  *   - its set cached (resident 95, 5 % missing) a cycle later: measured,
- *     no batch, but the start-up window's hold for the 5 % it reads;
+ *     no batch, but the start-up window's hold kept for the 5 % it reads;
  *   - eight other programs p0..p7 started at once at 30 s, not cached:
  *     p0..p3 read (the burst; cc's batch at 1 s has long cleared), p4..p7
  *     held by the rate bound; p4 again at 31 s is not measured again (same
@@ -375,12 +387,13 @@ START_TEST(test_exec_fetch)
 	ck_assert_str_eq(g_ptr_array_index(h.fetched, 0), "/usr/bin/cc");
 	ck_assert_uint_eq(h.fetched_bytes, 512 * 1024);
 	/*
-	 * The first start: execpause's hold (1 s), then the start-up window's
-	 * (5 s) for its batch; each later start holds for execpause only.
+	 * Each start (cc is never seen by a scan here, so each is a launch)
+	 * holds for the start-up window (5 s) from its exec: the first until
+	 * 6 s, each later one 1 ms further, the last until 6.999 s.
 	 */
-	ck_assert_uint_eq(h.holds->len, 1001);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 2000000);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 6000000);
+	ck_assert_uint_eq(h.holds->len, 1000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 6000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 999), 6999000);
 
 	h.resident = 95;
 	h.now = 21000000;
@@ -389,8 +402,8 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(h.fetched->len, 1);
 	ck_assert_uint_eq(st->cached, 1);
 	/* Cached enough for no batch, but the 5 % it reads from the disk still holds the background. */
-	ck_assert_uint_eq(h.holds->len, 1003);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1002), 26000000);
+	ck_assert_uint_eq(h.holds->len, 1001);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1000), 26000000);
 
 	h.resident = 0;
 	h.now = 30000000;
@@ -428,13 +441,17 @@ START_TEST(test_exec_fetch)
 	launch_exec(launch, model, conf, "/usr/bin/cc");
 	ck_assert_uint_eq(st->cached, 2);
 	/*
-	 * execpause's hold only (cc was last seen at model time 0): 1,003
-	 * holds at 21 s, then at 30 s eight execpause holds and four
-	 * start-up holds of p0..p3, at 31 s execpause's of p4, q and r and
-	 * r's start-up hold, now one more.
+	 * 1,001 holds at 21 s; at 30 s p0..p7 hold until 35 s, one change;
+	 * at 31 s p4, q and r until 36 s, one more; now cc's start-up hold
+	 * until 46 s, ended at execpause's end (42 s) by the probe.
 	 */
-	ck_assert_uint_eq(h.holds->len, 1020);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1019), 42000000);
+	ck_assert_uint_eq(h.holds->len, 1005);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1002), 36000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1003), 46000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1004), 42000000);
+	ck_assert_uint_eq(st->holds, 1013);
+	ck_assert_uint_eq(st->hold_released, 1);
+	ck_assert_uint_eq(st->hold_capped, 0);
 
 	/* Off: a start not cached gets nothing and counts nowhere. */
 	conf->launchfetchkb = 0;
@@ -453,7 +470,7 @@ END_TEST
  * all under LAUNCH_MIN_FILE_BYTES each): nothing is read, the start counts
  * as small, the background still waits for the start-up window, and the
  * rate bound keeps its slot: four more starts of large sets at once all
- * get their batch (each with execpause's hold and the start-up window's).
+ * get their batch (their holds end with a's: nothing changes).
  * A program restarted in a loop gets its batch and no hold.
  */
 START_TEST(test_exec_small)
@@ -485,8 +502,8 @@ START_TEST(test_exec_small)
 	ck_assert_uint_eq(h.fetched->len, 0);
 	ck_assert_uint_eq(st->small, 1);
 	ck_assert_uint_eq(st->fetches, 0);
-	ck_assert_uint_eq(h.holds->len, 2);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 6000000);
+	ck_assert_uint_eq(h.holds->len, 1);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 6000000);
 
 	for (guint i = 0; i < 4; i++) {
 		g_autofree char *name = g_strdup_printf("/usr/bin/b%u", i);
@@ -495,7 +512,7 @@ START_TEST(test_exec_small)
 	}
 	ck_assert_uint_eq(h.fetched->len, 4);
 	ck_assert_uint_eq(st->limited, 0);
-	ck_assert_uint_eq(h.holds->len, 10);
+	ck_assert_uint_eq(h.holds->len, 1);
 
 	/*
 	 * b0 restarted in a loop (seen running at model time 99): its batch
@@ -506,7 +523,8 @@ START_TEST(test_exec_small)
 	h.now = 30000000;
 	launch_exec(launch, model, conf, "/usr/bin/b0");
 	ck_assert_uint_eq(h.fetched->len, 5);
-	ck_assert_uint_eq(h.holds->len, 10);
+	ck_assert_uint_eq(h.holds->len, 1);
+	ck_assert_uint_eq(st->holds, 5);
 	g_ptr_array_unref(h.fetched);
 	g_array_unref(h.holds);
 }
@@ -567,6 +585,148 @@ START_TEST(test_measured_later)
 }
 END_TEST
 
+/*
+ * The hold at the exec itself, its probe measured later on a worker
+ * (fake_measure returns FALSE), cycle 20 s, start-up window 5 s:
+ *   a at 1 s: held until 6 s at once, before any probe result;
+ *   b at 1.2 s: the hold extends to 6.2 s;
+ *   a's probe at 1.5 s finds its set cached: a's own hold ends at its
+ *     execpause (2 s), but b's still holds until 6.2 s: no change;
+ *   b's probe at 1.6 s finds it cached: the hold ends at 2.2 s;
+ *   c at 3 s: until 8 s, its probe (nothing resident) keeps it;
+ *   c restarted in a loop (seen running at model time 99) at 4 s, and an
+ *     unknown program: no hold.
+ */
+START_TEST(test_hold_at_exec)
+{
+	g_autoptr(Conf) conf = test_conf();
+	g_autoptr(Model) model = model_new();
+	Hooked h = { .later = TRUE };
+	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, fake_fetch, &h };
+	g_autoptr(Launch) launch = launch_new(&hooks);
+	const LaunchStats *st = launch_get_stats(launch);
+	const LaunchHits cached = { .bytes = 100, .probed = 100, .resident = 100 };
+	const LaunchHits cold = { .bytes = 100, .probed = 100, .resident = 0 };
+	const char *const names[] = { "/usr/bin/a", "/usr/bin/b", "/usr/bin/c" };
+
+	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
+	h.fetched = g_ptr_array_new();
+	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+		Exe *exe = exe_new(names[i], FALSE, 0);
+
+		model_add_exe(model, exe, 0, FALSE);
+		exe_add_map(model, exe, map_new(names[i], 0, 512 * 1024, 0), 1.0);
+	}
+	model->time = 100;
+
+	h.now = 1000000;
+	launch_exec(launch, model, conf, "/usr/bin/a");
+	ck_assert_uint_eq(h.measured, 1);
+	ck_assert_uint_eq(h.holds->len, 1);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 6000000);
+
+	h.now = 1200000;
+	launch_exec(launch, model, conf, "/usr/bin/b");
+	ck_assert_uint_eq(h.holds->len, 2);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 6200000);
+
+	h.now = 1500000;
+	launch_measured(launch, model, conf, "/usr/bin/a", &cached);
+	ck_assert_uint_eq(h.holds->len, 2);
+	ck_assert_uint_eq(st->hold_released, 1);
+
+	h.now = 1600000;
+	launch_measured(launch, model, conf, "/usr/bin/b", &cached);
+	ck_assert_uint_eq(h.holds->len, 3);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 2), 2200000);
+	ck_assert_uint_eq(st->hold_released, 2);
+	ck_assert_uint_eq(h.fetched->len, 0);
+
+	h.now = 3000000;
+	launch_exec(launch, model, conf, "/usr/bin/c");
+	launch_measured(launch, model, conf, "/usr/bin/c", &cold);
+	ck_assert_uint_eq(h.fetched->len, 1);
+	ck_assert_uint_eq(h.holds->len, 4);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 3), 8000000);
+	ck_assert_uint_eq(st->hold_released, 2);
+
+	model_lookup_exe(model, "/usr/bin/c")->update_time = 99;
+	h.now = 4000000;
+	launch_exec(launch, model, conf, "/usr/bin/c");
+	ck_assert_ptr_null(launch_exec(launch, model, conf, "/usr/bin/unknown"));
+	ck_assert_uint_eq(h.holds->len, 4);
+	ck_assert_uint_eq(st->holds, 3);
+	ck_assert_uint_eq(st->hold_capped, 0);
+	g_array_unref(h.holds);
+	g_ptr_array_unref(h.fetched);
+}
+END_TEST
+
+/*
+ * The budget: 30 s of held time at a stretch, then 1 us back per 2 us.
+ * Full at first: 5 s, then 25 s of 30 asked, then nothing; 2 s later 1 s
+ * is back; 2 s given back (a hold ended early) are granted again.
+ */
+START_TEST(test_hold_budget)
+{
+	LaunchBudget b = { 0 };
+
+	ck_assert_int_eq(launch_budget_take(&b, 5000000, 1000000), 5000000);
+	ck_assert_int_eq(launch_budget_take(&b, 30000000, 1000000), 25000000);
+	ck_assert_int_eq(launch_budget_take(&b, 1, 1000000), 0);
+	ck_assert_int_eq(launch_budget_take(&b, 5000000, 3000000), 1000000);
+	launch_budget_give(&b, 2000000, 3000000);
+	ck_assert_int_eq(launch_budget_take(&b, 5000000, 3000000), 2000000);
+	ck_assert_int_eq(b.spent, 30000000);
+	/* A minute later it is full again. */
+	ck_assert_int_eq(launch_budget_take(&b, 40000000, 63000000), 30000000);
+}
+END_TEST
+
+/*
+ * A flood of launches, none measured: 61 programs, one a second from 10 s
+ * on, each asking for its start-up window (5 s). The first holds 5 s,
+ * each later one 1 s more while 0.5 s comes back: the budget is spent by
+ * the 51st (at 60 s, held until 65 s). From then each gets 0.5 s: the
+ * hold ends at 65.5 s, 66 s, ... and falls behind the launches, so the
+ * background reads half of each second: at 70 s the hold has ended and
+ * the 61st holds from 70 s to 70.5 s. Ten holds were cut short.
+ */
+START_TEST(test_hold_flood)
+{
+	g_autoptr(Conf) conf = test_conf();
+	g_autoptr(Model) model = model_new();
+	Hooked h = { .later = TRUE };
+	const LaunchHooks hooks = { fake_now, fake_hold, fake_measure, NULL, &h };
+	g_autoptr(Launch) launch = launch_new(&hooks);
+	const LaunchStats *st = launch_get_stats(launch);
+
+	h.holds = g_array_new(FALSE, FALSE, sizeof(gint64));
+	for (guint i = 0; i <= 60; i++) {
+		g_autofree char *name = g_strdup_printf("/usr/bin/f%u", i);
+
+		model_add_exe(model, exe_new(name, FALSE, 0), 0, FALSE);
+	}
+	model->time = 100;
+	for (guint i = 0; i <= 60; i++) {
+		g_autofree char *name = g_strdup_printf("/usr/bin/f%u", i);
+
+		h.now = 10000000 + (gint64)i * 1000000;
+		ck_assert_ptr_nonnull(launch_exec(launch, model, conf, name));
+	}
+	ck_assert_uint_eq(h.holds->len, 61);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 0), 15000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1), 16000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 50), 65000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 51), 65500000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 59), 69500000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 60), 70500000);
+	ck_assert_uint_eq(st->holds, 61);
+	ck_assert_uint_eq(st->hold_capped, 10);
+	g_array_unref(h.holds);
+}
+END_TEST
+
 static Suite *
 launch_suite(void)
 {
@@ -581,6 +741,9 @@ launch_suite(void)
 	tcase_add_test(tc, test_exec_fetch);
 	tcase_add_test(tc, test_exec_small);
 	tcase_add_test(tc, test_measured_later);
+	tcase_add_test(tc, test_hold_at_exec);
+	tcase_add_test(tc, test_hold_budget);
+	tcase_add_test(tc, test_hold_flood);
 	suite_add_tcase(s, tc);
 	return s;
 }
