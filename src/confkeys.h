@@ -226,14 +226,19 @@ CONF_INT(system, slicekb, 32768, 0, G_GINT64_CONSTANT(1) << 32, "KB",
 
 CONF_INT(system, execpause, 1000, 0, 60000, "ms",
 	"When the fanotify watch sees a known program start that has not run "
-	"for two cycles, the readahead starts no new read for this long "
-	"(reads in flight complete): the program's own reads then do not "
-	"queue behind prefetching on a disk whose scheduler serves every I/O "
-	"class alike (none or mq-deadline, throttled groups). Programs run "
-	"over and over (a compiler during a build) and programs not yet "
-	"learned do not pause it. 0 turns it off. Without the watch "
-	"(learnreads and learnexec off, or no permission) starts are not "
-	"seen and nothing pauses.")
+	"for two cycles (a launch), the readahead for predictions starts no "
+	"new read (reads in flight complete, a read in chunks stops at its "
+	"next chunk) for the start-up window (startupwindow) or this long, "
+	"whichever is longer, from the start itself: the program's own reads "
+	"then do not queue behind prefetching on a disk whose scheduler "
+	"serves every I/O class alike (none or mq-deadline, throttled "
+	"groups). If the program's learned set then proves all cached, the "
+	"pause ends after this long. Programs run over and over (a compiler "
+	"during a build) and programs not yet learned do not pause it, and "
+	"launches pause it for at most 30 s at a stretch, then at most half "
+	"of the time. 0 (with launchfetchkb 0) turns it off. Without the "
+	"watch (learnreads and learnexec off, or no permission) starts are "
+	"not seen and nothing pauses.")
 
 CONF_BOOL(system, checkresidency, TRUE,
 	"Whether to ask the kernel which pages of a range are already in the "
@@ -333,8 +338,7 @@ CONF_INT(system, launchfetchkb, 131072, 0, G_GINT64_CONSTANT(1) << 32, "KB",
 	"under 256 KiB are left to the program: a disk limited by requests "
 	"charges their prefetch the request the program's own read costs. "
 	"execpause does not hold these reads, and prefetching for predictions "
-	"waits for them; at a launch (a program not seen running for two "
-	"cycles) that reads any of its set from the disk, it also waits for "
-	"the start-up window (startupwindow). At most once per program per "
+	"waits for them (and, at a launch, for the start-up window: see "
+	"execpause). At most once per program per "
 	"cycle, and at most 4 such reads at once, then one per second. 0 "
 	"turns it off.")
