@@ -316,8 +316,11 @@ hold_apply(Launch *launch, gint64 now)
 		gint64 from = MAX(held, now);
 		gint64 granted = launch_budget_take(&launch->budget, want - from, now);
 
-		if (granted < want - from)
+		if (granted < want - from) {
 			launch->stats.hold_capped++;
+			g_debug("launches held the background readahead for long: held %" G_GINT64_FORMAT
+				" of %" G_GINT64_FORMAT " ms more", granted / 1000, (want - from) / 1000);
+		}
 		set = granted > 0 ? from + granted : held;
 	} else if (want < held) {
 		launch_budget_give(&launch->budget, held - MAX(want, now), now);
@@ -350,6 +353,7 @@ hold_release(Launch *launch, const Conf *conf, const char *exe_path, gint64 now)
 	held_start->until = until;
 	launch->stats.hold_released++;
 	hold_apply(launch, now);
+	g_debug("%s: its set is cached, its hold ends at its execpause", exe_path);
 }
 
 /* A measurement of exe's set: counted, the launch's hold kept or ended, and the fetch. */
@@ -394,6 +398,9 @@ launch_exec(Launch *launch, Model *model, const Conf *conf, const char *exe_path
 		g_hash_table_replace(launch->holds, g_strdup(exe->path), held_start);
 		launch->stats.holds++;
 		hold_apply(launch, now);
+		g_debug("%s launched: background readahead held %" G_GINT64_FORMAT
+			" ms from now", exe->path,
+			MAX(launch->held_until - now, (gint64)0) / 1000);
 	}
 	exe->hits.starts++;
 	if (d.measure) {
