@@ -202,8 +202,13 @@ run_scenario() {
 	echo $((maps - maps0))
 }
 
+# In the background, call nobody_bg: a function run with & is a subshell
+# whose setpriv child a kill of $! would leave running.
 as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+nobody_bg() {
+	exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
 }
 
 # mount_hang: $cache/hang serves $cache/src (lib.so, 2 MiB) through hangfs.
@@ -242,7 +247,7 @@ run_hung() {
 	chmod 755 "$prog"
 	start_daemon "$netfs" true
 	fd0=$(fds "$daemon_pid")
-	as_nobody "$prog" "$cache/hang/lib.so" 1 $((2 << 20)) 0 > "$work/helper.out" 2>&1 &
+	nobody_bg "$prog" "$cache/hang/lib.so" 1 $((2 << 20)) 0 > "$work/helper.out" 2>&1 &
 	helper_pid=$!
 	for ((i = 0; i < 50; i++)); do
 		grep -q ready "$work/helper.out" 2>/dev/null && break

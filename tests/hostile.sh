@@ -84,8 +84,13 @@ for tool in fusermount3 setpriv perl timeout "$cc"; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not found"
 done
 
+# In the background, call nobody_bg: a function run with & is a subshell
+# whose setpriv child a kill of $! would leave running.
 as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+nobody_bg() {
+	exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
 }
 
 work=$(mktemp -d /tmp/preload-hostile.XXXXXX)
@@ -508,7 +513,7 @@ model_conf="minsize = 0"
 
 # First the daemon learns the program and saves it.
 start_daemon d
-as_nobody "$fs/bin/mapper" 7 "$fs/u/lib.so" &
+nobody_bg "$fs/bin/mapper" 7 "$fs/u/lib.so" &
 bg_pids="$bg_pids $!"
 sleep 7
 term "$term_cap"
@@ -608,7 +613,7 @@ fds0=$(fds)
 # The program reads the file at once and lives 3 s; its open event is
 # read while the mount answers, then the mount hangs: the window ends
 # (the program exits) with a file of the hung mount to learn.
-as_nobody "$fs/bin/reader" read 3 "$fs/f/data.bin" &
+nobody_bg "$fs/bin/reader" read 3 "$fs/f/data.bin" &
 bg_pids="$bg_pids $!"
 sleep 1
 kill -USR1 "$fhang_pid"
