@@ -821,7 +821,18 @@ measure() { # DAEMON
 		# again. Two cycles, or the prefetch window that follows is
 		# spent predicting without B (one cycle was not enough: g++,
 		# whose cold launch is the longest, was missed that way).
-		[ "$set" != synthetic ] && sleep "$((2 * cycle))"
+		# Unpredicted launches wait two more: a daemon that tells a
+		# launch from a program restarted in a loop by whether a scan
+		# saw it in the last two cycles (this one: src/launch.h) would
+		# take the measured launch for a restart of the cold one (a
+		# scan up to a cycle after the wake-up still saw it).
+		if [ "$set" != synthetic ]; then
+			if [ "$unpredicted" = 1 ]; then
+				sleep "$((4 * cycle))"
+			else
+				sleep "$((2 * cycle))"
+			fi
+		fi
 
 		drop_caches
 		s0=$(disk_sectors)
