@@ -313,7 +313,8 @@ CONF_BOOL(system, netfs, FALSE,
 	"On: they are watched by a group of their own that one thread marks "
 	"and reads, never the main loop; a thread that waits on a dead server "
 	"for more than 2 s is reported stuck in the dump and not waited for, "
-	"at exit included.")
+	"at exit included. A SIGHUP meanwhile starts no second thread: "
+	"marking the file systems again waits until the stuck one returns.")
 
 CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
 	"How long after a program starts its opens are learned (see "

@@ -768,11 +768,12 @@ start_watch(Daemon *d)
 	static const WatchCallbacks callbacks = { on_watch_exec, on_watch_learned };
 	g_autoptr(GError) error = NULL;
 
-	g_clear_pointer(&d->watch, watch_free);
 	g_clear_pointer(&d->watch_off, g_free);
 	if (!d->conf->learnreads && !d->conf->learnexec) {
+		g_clear_pointer(&d->watch, watch_free);
 		d->watch_off = g_strdup("learnreads and learnexec are off");
-	} else if (!(d->watch = watch_new(d->conf, &callbacks, d, &error))) {
+	} else if (!(d->watch = watch_renew(g_steal_pointer(&d->watch), d->conf, &callbacks, d,
+					    &error))) {
 		d->watch_off = g_strdup(error->message);
 		g_warning("cannot watch program starts and file opens (%s): "
 			  "working as a maps scanner", error->message);

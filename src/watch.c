@@ -1041,6 +1041,8 @@ fid_mount_clear(gpointer data)
 	m->fd = -1;
 }
 
+typedef struct NetReader NetReader;  /* the netfs reader (below) */
+
 struct Watch {
 	int fd;                   /* the fanotify group, -1 if none */
 	guint fd_source;          /* main loop watch of fd, when not paused */
@@ -1081,6 +1083,8 @@ struct Watch {
 	FsJobPool *fsjobs;        /* learns finished windows on workers (borrowed), or NULL */
 	WatchSink *sink;          /* what those jobs' results find: this watcher, while it lives */
 	struct NetReader *net;    /* the netfs group and its thread (netfs), or NULL */
+	struct NetReader *net_retired; /* a reader let go (netfs turned off) whose thread may
+					  still wait; a later watcher revives it, or NULL */
 	guint net_source;         /* main loop watch of the reader's results */
 	GPtrArray *net_last;      /* the mount points last handed to the reader to mark */
 	guint64 net_events_seen;  /* of the reader's counts, those already in stats */
@@ -1089,6 +1093,7 @@ struct Watch {
 };
 
 static gint64 net_busy_us(const Watch *watch);
+static gboolean net_marking_pending(const Watch *watch);
 
 const WatchStats *
 watch_get_stats(const Watch *watch)
@@ -1129,7 +1134,9 @@ watch_describe(const Watch *watch)
 
 		if (busy > FSJOB_DEADLINE_US)
 			stuck = g_strdup_printf(", netfs reader STUCK (%.1f s in one mark or read, "
-						"not waited for)", (double)busy / G_USEC_PER_SEC);
+						"not waited for%s)", (double)busy / G_USEC_PER_SEC,
+						net_marking_pending(watch) ?
+						"; re-marking deferred until it returns" : "");
 		net = g_strdup_printf("; network/FUSE file systems by their own reader: %u of %u "
 				      "marked, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
 				      " dropped (queue full)%s",
@@ -1578,15 +1585,16 @@ net_event_clear(gpointer data)
 }
 
 /* What the watcher and the reader thread share; refcounted (g_atomic_rc_box). */
-typedef struct NetReader {
+struct NetReader {
 	int fd;                   /* the group; closed by the last to let go */
 	int wake[2];              /* a pipe: the thread tells the main loop results wait */
 	int kick[2];              /* a pipe: the main loop tells the thread to look (marks, stop) */
 	pid_t self;
-	guint64 mask;             /* what is marked: FAN_OPEN_EXEC, and FAN_OPEN with reads */
 	gint64 busy_since;        /* atomic: monotonic us the thread entered a mark or read, 0 idle */
 	GMutex lock;              /* guards the rest */
-	gboolean stop;            /* the watcher is gone: end */
+	guint64 mask;             /* what is marked: FAN_OPEN_EXEC, and FAN_OPEN with reads */
+	gboolean stop;            /* no watcher wants it: end */
+	gboolean exited;          /* the thread saw stop and ended: it cannot be revived */
 	GPtrArray *want;          /* mount points to mark now (all of them), or NULL */
 	GArray *results;          /* NetEvent, at most NET_QUEUE_MAX */
 	guint marked;             /* file systems the last marking marked */
@@ -1594,7 +1602,7 @@ typedef struct NetReader {
 	guint64 dropped;          /* results dropped: the queue was full */
 	guint64 nofd;             /* events whose descriptor the kernel could not make */
 	guint64 read_errors;
-} NetReader;
+};
 
 static void
 close_fd(int *fd)
@@ -1645,9 +1653,9 @@ drain(int fd)
 		;
 }
 
-/* On the thread: marks the mount points, after flushing the old marks; returns how many took. */
+/* On the thread: marks the mount points for mask, after flushing the old marks; returns how many took. */
 static guint
-net_mark(NetReader *r, GPtrArray *dirs)
+net_mark(NetReader *r, GPtrArray *dirs, guint64 mask)
 {
 	guint marked = 0;
 
@@ -1656,9 +1664,9 @@ net_mark(NetReader *r, GPtrArray *dirs)
 	for (guint i = 0; i < dirs->len; i++) {
 		const char *dir = g_ptr_array_index(dirs, i);
 
-		if (fanotify_mark(r->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, r->mask, AT_FDCWD,
+		if (fanotify_mark(r->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD,
 				  dir) == 0 ||
-		    fanotify_mark(r->fd, FAN_MARK_ADD | FAN_MARK_MOUNT, r->mask, AT_FDCWD, dir) == 0)
+		    fanotify_mark(r->fd, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, dir) == 0)
 			marked++;
 		else
 			g_debug("netfs reader: cannot mark %s: %s", dir, g_strerror(errno));
@@ -1744,11 +1752,15 @@ net_reader_run(gpointer data)
 		struct pollfd fds[2] = { { .fd = r->fd, .events = POLLIN },
 					 { .fd = r->kick[0], .events = POLLIN } };
 		g_autoptr(GPtrArray) want = NULL;
+		guint64 mask;
 		gboolean stop;
 
 		g_mutex_lock(&r->lock);
 		stop = r->stop;
+		/* Decided under the lock: a watcher reviving the reader (net_reader_adopt) sees it. */
+		r->exited = stop;
 		want = g_steal_pointer(&r->want);
+		mask = r->mask;
 		g_mutex_unlock(&r->lock);
 		if (stop)
 			break;
@@ -1756,7 +1768,7 @@ net_reader_run(gpointer data)
 			guint marked;
 
 			__atomic_store_n(&r->busy_since, g_get_monotonic_time(), __ATOMIC_RELAXED);
-			marked = net_mark(r, want);
+			marked = net_mark(r, want, mask);
 			__atomic_store_n(&r->busy_since, 0, __ATOMIC_RELAXED);
 			g_mutex_lock(&r->lock);
 			r->marked = marked;
@@ -1793,6 +1805,20 @@ net_busy_us(const Watch *watch)
 		return 0;
 	since = __atomic_load_n(&watch->net->busy_since, __ATOMIC_RELAXED);
 	return since ? MAX(g_get_monotonic_time() - since, 1) : 0;
+}
+
+/* Whether a marking handed to the reader waits for it (it is busy in a mark or read). */
+static gboolean
+net_marking_pending(const Watch *watch)
+{
+	gboolean pending;
+
+	if (!watch->net)
+		return FALSE;
+	g_mutex_lock(&watch->net->lock);
+	pending = watch->net->want != NULL;
+	g_mutex_unlock(&watch->net->lock);
+	return pending;
 }
 
 /* Hands the reader the mount points to mark, when they changed (marking flushes first). */
@@ -1873,6 +1899,69 @@ on_net_results(gint fd, GIOCondition condition, gpointer user_data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* The watcher takes the reader's results, and its counts from now on. */
+static void
+net_reader_attach(Watch *watch, NetReader *r)
+{
+	g_mutex_lock(&r->lock);
+	watch->net_events_seen = r->events;
+	watch->net_nofd_seen = r->nofd;
+	watch->net_errors_seen = r->read_errors;
+	watch->stats.net_dropped = r->dropped;
+	watch->stats.net_marked = r->marked;
+	g_mutex_unlock(&r->lock);
+	watch->net = r;
+	watch->net_source = g_unix_fd_add(r->wake[0], G_IO_IN, on_net_results, watch);
+}
+
+/*
+ * A reader of a previous watcher (its reference taken over) whose thread
+ * has not ended: asked to go on for this watcher, with this watcher's
+ * mask from its next marking; TRUE if it was. A thread stuck on a dead
+ * server is thus never doubled by a SIGHUP: the new marking waits in the
+ * reader's queue until its wait ends (see net_hand_marks). FALSE (and
+ * the reference dropped): its thread ended, a new reader is needed.
+ */
+static gboolean
+net_reader_adopt(Watch *watch, NetReader *r)
+{
+	gboolean alive;
+
+	g_mutex_lock(&r->lock);
+	alive = !r->exited;
+	if (alive) {
+		r->stop = FALSE;
+		r->mask = FAN_OPEN_EXEC | (watch->reads ? FAN_OPEN : 0);
+	}
+	g_mutex_unlock(&r->lock);
+	if (!alive) {
+		net_reader_release(r);
+		return FALSE;
+	}
+	net_reader_attach(watch, r);
+	/* Results the previous watcher left are this one's. */
+	poke(r->wake[1]);
+	return TRUE;
+}
+
+/* Tells the reader to end (not waited for); the thread keeps its own reference. */
+static void
+net_reader_tell_stop(NetReader *r)
+{
+	g_mutex_lock(&r->lock);
+	r->stop = TRUE;
+	g_mutex_unlock(&r->lock);
+	poke(r->kick[1]);
+}
+
+/* Tells the reader to end, and drops the caller's reference. */
+static void
+net_reader_stop(NetReader *r)
+{
+	net_reader_tell_stop(r);
+	net_reader_release(r);
+}
+
 /*
  * The netfs group and its thread; FALSE (and no reader: network and FUSE
  * file systems are then not watched) if either cannot be made.
@@ -1915,28 +2004,59 @@ net_reader_start(Watch *watch, unsigned int event_flags)
 	}
 	/* Never joined (see NetReader). */
 	g_thread_unref(thread);
-	watch->net = r;
-	watch->net_source = g_unix_fd_add(r->wake[0], G_IO_IN, on_net_results, watch);
+	net_reader_attach(watch, r);
 	return TRUE;
+}
+
+/*
+ * The watcher's reader (or the one it keeps retired), its reference
+ * passed to the caller; NULL if none. Its results stay queued for the
+ * next watcher.
+ */
+static NetReader *
+net_reader_detach(Watch *watch)
+{
+	NetReader *r = watch->net ? watch->net : watch->net_retired;
+
+	if (watch->net_source)
+		g_source_remove(watch->net_source);
+	watch->net_source = 0;
+	if (watch->net && watch->net_retired)
+		net_reader_stop(watch->net_retired);
+	watch->net = watch->net_retired = NULL;
+	return r;
 }
 
 /* The watcher lets go of the reader: told to stop, not waited for. */
 static void
 net_reader_leave(Watch *watch)
 {
-	NetReader *r = watch->net;
+	NetReader *r = net_reader_detach(watch);
 
-	if (!r)
+	if (r)
+		net_reader_stop(r);
+}
+
+/*
+ * The netfs group for a new watcher: the previous watcher's reader,
+ * `inherited` (its reference, or NULL), while its thread lives, else a
+ * new one. Without netfs the inherited reader is told to end but kept,
+ * retired, so that netfs turned on again before its thread ended (stuck
+ * on a dead server) revives it rather than start a second.
+ */
+static void
+net_reader_take(Watch *watch, NetReader *inherited, unsigned int event_flags)
+{
+	if (!watch->netfs) {
+		if (inherited) {
+			net_reader_tell_stop(inherited);
+			watch->net_retired = inherited;
+		}
 		return;
-	if (watch->net_source)
-		g_source_remove(watch->net_source);
-	watch->net_source = 0;
-	g_mutex_lock(&r->lock);
-	r->stop = TRUE;
-	g_mutex_unlock(&r->lock);
-	poke(r->kick[1]);
-	watch->net = NULL;
-	net_reader_release(r);
+	}
+	if (inherited && net_reader_adopt(watch, inherited))
+		return;
+	(void)net_reader_start(watch, event_flags);
 }
 
 /*
@@ -2742,7 +2862,7 @@ set_error_errno(GError **error, int err, const char *what)
 }
 
 static gboolean
-watch_open(Watch *watch, GError **error)
+watch_open(Watch *watch, NetReader *inherited, GError **error)
 {
 	/*
 	 * O_NONBLOCK: nothing the daemon does with an event's descriptor may
@@ -2760,8 +2880,11 @@ watch_open(Watch *watch, GError **error)
 				  event_flags | O_NOATIME);
 	if (watch->fd < 0 && errno == EINVAL)
 		watch->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, event_flags);
-	if (watch->fd < 0)
+	if (watch->fd < 0) {
+		if (inherited)
+			net_reader_stop(inherited);
 		return set_error_errno(error, errno, "fanotify_init");
+	}
 #ifdef FAN_REPORT_FID
 	/*
 	 * The plain opens, by file handle: no descriptor to open for each
@@ -2778,8 +2901,7 @@ watch_open(Watch *watch, GError **error)
 	}
 #endif
 
-	if (watch->netfs)
-		(void)net_reader_start(watch, event_flags);
+	net_reader_take(watch, inherited, event_flags);
 
 	/* Watched for changes: a file system mounted later is marked then. */
 	watch->mounts_fd = proc_open_self_mountinfo();
@@ -2805,6 +2927,20 @@ net_busy_us(const Watch *watch)
 	return 0;
 }
 
+static NetReader *
+net_reader_detach(Watch *watch)
+{
+	(void)watch;
+	return NULL;
+}
+
+static gboolean
+net_marking_pending(const Watch *watch)
+{
+	(void)watch;
+	return FALSE;
+}
+
 void
 watch_dispatch(Watch *watch)
 {
@@ -2825,9 +2961,10 @@ on_events(gint fd, GIOCondition condition, gpointer user_data)
 }
 
 static gboolean
-watch_open(Watch *watch, GError **error)
+watch_open(Watch *watch, NetReader *inherited, GError **error)
 {
 	(void)watch;
+	(void)inherited;  /* always NULL: there are no readers */
 	g_set_error(error, WATCH_ERROR, WATCH_ERROR_UNSUPPORTED,
 		    "built without <sys/fanotify.h>");
 	return FALSE;
@@ -2835,8 +2972,10 @@ watch_open(Watch *watch, GError **error)
 
 #endif
 
-Watch *
-watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data, GError **error)
+/* watch_new, with the netfs reader of a previous watcher (its reference, or NULL). */
+static Watch *
+watch_make(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
+	   NetReader *inherited, GError **error)
 {
 	g_autoptr(Watch) watch = NULL;
 	WatchLimits limits = { 0 };
@@ -2875,12 +3014,28 @@ watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 	limits.mapprefix = conf->mapprefix;
 	watch->tracker = watch_tracker_new(&limits, watch->self);
 
-	if (!watch_open(watch, error))
+	if (!watch_open(watch, inherited, error))
 		return NULL;
 	watch->fd_source = g_unix_fd_add(watch->fd, G_IO_IN, on_events, watch);
 	if (watch->fid_fd >= 0)
 		watch->fid_source = g_unix_fd_add(watch->fid_fd, G_IO_IN, on_events, watch);
 	return g_steal_pointer(&watch);
+}
+
+Watch *
+watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data, GError **error)
+{
+	return watch_make(conf, callbacks, user_data, NULL, error);
+}
+
+Watch *
+watch_renew(Watch *old, const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
+	    GError **error)
+{
+	NetReader *net = old ? net_reader_detach(old) : NULL;
+
+	watch_free(old);
+	return watch_make(conf, callbacks, user_data, net, error);
 }
 
 void

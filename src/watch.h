@@ -454,7 +454,8 @@ typedef struct Watch Watch;
  * FSJOB_DEADLINE_US is reported stuck (WatchStats.net_stuck, the dump)
  * and never waited for: watch_free() lets go of it without a join, and
  * the last of the two to let go closes the group. Without `netfs` there
- * is no third group and no thread.
+ * is no third group and no thread. At most one such thread lives:
+ * watch_renew() hands it on to the new watcher.
  *
  * Each read of events asks for no more events than the daemon has free
  * descriptors (RLIMIT_NOFILE less those open, less a reserve of 64):
@@ -466,6 +467,19 @@ typedef struct Watch Watch;
 Watch *watch_new(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data,
 		 GError **error);
 void watch_free(Watch *watch);
+
+/*
+ * Replaces old (freed; NULL is allowed) with a watcher for conf, as
+ * watch_new(). The netfs reader of old, while its thread lives, goes on
+ * as the new watcher's (with netfs on; with netfs off it is told to end,
+ * and kept so that netfs turned on again revives it) instead of a
+ * second one being started: a reader stuck on a dead server would
+ * otherwise stay beside the new one, a thread and a fanotify group per
+ * SIGHUP. The new watcher's marking then waits until the stuck mark or
+ * read returns, and watch_describe() says so.
+ */
+Watch *watch_renew(Watch *old, const Conf *conf, const WatchCallbacks *callbacks,
+		   gpointer user_data, GError **error);
 
 /*
  * From now on a finished start-up window is learned (its files opened and

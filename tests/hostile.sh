@@ -38,7 +38,11 @@
 #     file for the reader of a descriptor group): the daemon starts,
 #     answers SIGUSR1 within 1 s throughout, says its netfs reader is
 #     stuck, and SIGTERM saves and exits within 5 s (the network/FUSE
-#     group is marked and read by a thread of its own, never joined).
+#     group is marked and read by a thread of its own, never joined);
+#     SIGHUP meanwhile, with the configuration as it was and then with a
+#     key that remakes the watcher, starts no second reader thread or
+#     fanotify group beside the stuck one, and the dump says that the
+#     re-marking waits for it.
 # A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
 # descriptors) is printed at the end.
 #
@@ -239,6 +243,16 @@ peak_rss() {
 
 fds() {
 	ls "/proc/$daemon_pid/fd" | wc -l
+}
+
+# net_threads: the daemon's netfs reader threads
+net_threads() {
+	grep -lx preload-netfs /proc/"$daemon_pid"/task/*/comm 2>/dev/null | wc -l
+}
+
+# fanotify_groups: the daemon's fanotify descriptors
+fanotify_groups() {
+	ls -l "/proc/$daemon_pid/fd" | grep -c 'anon_inode:\[fanotify\]'
 }
 
 # watch_field N: from the last dump's watch line, "N events, M starts" -> field N (1 or 2)
@@ -677,12 +691,39 @@ if grep "watch: " "$log" | tail -n 1 | grep -q "netfs reader STUCK"; then
 else
 	check fail "g: the dump says the netfs reader is stuck: $(grep "watch: " "$log" | tail -n 1)"
 fi
+# SIGHUP while the reader is stuck: once as is (the file systems are
+# marked again), once with a key that remakes the watcher. Neither may
+# start a second reader (a thread, and a fanotify group) beside the
+# stuck one; the new marking waits for it, and the dump says so.
+threads0=$(net_threads)
+groups0=$(fanotify_groups)
+kill -HUP "$daemon_pid"
+sleep 0.5
+worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+printf 'startupwindow = 4\n' >>"$work/preload.conf"
+kill -HUP "$daemon_pid"
+sleep 0.5
+worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+threads1=$(net_threads)
+groups1=$(fanotify_groups)
+if [ "$threads0" -eq 1 ] && [ "$threads1" -eq 1 ] && [ "$groups1" -eq "$groups0" ]; then
+	hup_g=ok
+else
+	hup_g=fail
+fi
+check "$hup_g" "g: SIGHUP while stuck starts no second reader (netfs threads $threads0, then $threads1; fanotify groups $groups0, then $groups1)"
+if grep "watch: " "$log" | tail -n 1 | grep -q "netfs reader STUCK.*marking deferred"; then
+	check ok "g: the dump says the re-marking waits for the stuck reader"
+else
+	check fail "g: the dump says the re-marking waits for the stuck reader: $(grep "watch: " "$log" | tail -n 1)"
+	hup_g=fail
+fi
 rss_g=$(peak_rss)
 fds1=$(fds)
 term "$term_cap"
 kill -USR2 "$ghang_pid"
 broken=no
-[ "$stuck" = no ] && broken=yes
+{ [ "$stuck" = no ] || [ "$hup_g" = fail ]; } && broken=yes
 hung_verdict g "g. hung before start, netfs" "$worst_g" "$rss_g" "$fds0/$fds1" "$broken"
 fi
 
