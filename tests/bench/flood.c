@@ -14,7 +14,9 @@
  *
  * After every cycle it prints the model's size and VmRSS; every tenth of
  * the way, and at the end, it saves the state to STATE and prints its
- * size, and at the end how long loading it takes and VmHWM. Files are
+ * size, and at the end how long loading it takes and VmHWM, and the
+ * longest cycle (scan and update: how long the daemon's main loop would
+ * leave a signal waiting) and the longest save (what SIGTERM waits for). Files are
  * never touched: the maps come from the made-up /proc and every path
  * counts as a regular file of unknown identity, as in a replay. The model
  * runs under the configuration's defaults (the caps among them), so the
@@ -155,7 +157,7 @@ main(int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 	Flood flood = { 0 };
 	guint total, cycles, per_program, per_cycle;
-	gint64 now = 0, started;
+	gint64 now = 0, started, worst_cycle = 0, worst_save = 0;
 	long peak_rss = 0, peak_state = 0, hwm;
 
 	if (argc != 4 || (strcmp(argv[1], "programs") && strcmp(argv[1], "maps"))) {
@@ -176,6 +178,7 @@ main(int argc, char **argv)
 		long rss, state = -1;
 
 		flood.first = c * per_cycle;
+		started = g_get_monotonic_time();
 		now += CYCLE / 2;
 		scan_begin(scan, model, now);
 		for (guint i = 0; i < per_cycle; i++) {
@@ -185,11 +188,14 @@ main(int argc, char **argv)
 		scan_end(scan, model, now);
 		now += CYCLE / 2;
 		learn_update(learn, scan, model, conf, now);
+		worst_cycle = MAX(worst_cycle, g_get_monotonic_time() - started);
 
 		rss = status_kb("VmRSS:");
 		peak_rss = MAX(peak_rss, rss);
 		if ((c + 1) % MAX(cycles / 10, 1) == 0 || c + 1 == cycles) {
+			started = g_get_monotonic_time();
 			state = save_size(model, argv[3]);
+			worst_save = MAX(worst_save, g_get_monotonic_time() - started);
 			peak_state = MAX(peak_state, state);
 		}
 		printf("%u %u %u %u %u %ld %ld\n", c + 1, (c + 1) * per_cycle * per_program,
@@ -208,6 +214,8 @@ main(int argc, char **argv)
 	       peak_rss, hwm, peak_state,
 	       (double)(g_get_monotonic_time() - started) / 1000.0,
 	       g_hash_table_size(loaded->exes), g_hash_table_size(loaded->maps), loaded->n_chains);
+	printf("# longest cycle (scan and update) %.1f ms, longest save %.1f ms\n",
+	       (double)worst_cycle / 1000.0, (double)worst_save / 1000.0);
 #ifndef FLOOD_SPY
 	scan_free(scan);
 #endif
