@@ -314,7 +314,10 @@ CONF_BOOL(system, netfs, FALSE,
 	"and reads, never the main loop; a thread that waits on a dead server "
 	"for more than 2 s is reported stuck in the dump and not waited for, "
 	"at exit included. A SIGHUP meanwhile starts no second thread: "
-	"marking the file systems again waits until the stuck one returns.")
+	"marking the file systems again waits until the stuck one returns. "
+	"Their files seen mapped are learned without a stat (a large mapping "
+	"is cut to its touched pages within the pagemap budget, its file's "
+	"size unknown), and checked and read only on workers with deadlines.")
 
 CONF_INT(system, startupwindow, 5, 1, 600, "seconds",
 	"How long after a program starts its opens are learned (see "

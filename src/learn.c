@@ -50,6 +50,8 @@ struct Learn {
 	GHashTable *remote_devs;  /* st_dev (gint64 *) of network and FUSE mounts, when
 				     netfs is off; NULL: every file system may be used */
 	gboolean remote_check;    /* leaves out files on remote_devs (the default file check) */
+	GHashTable *net_devs;     /* st_dev (gint64 *) of network and FUSE mounts, netfs on or
+				     off: their files are never stat'ed here; NULL: none known */
 	GArray *mounts;           /* the mount table (ProcMount) read with remote_devs, or NULL */
 	guint64 pagemap_budget;   /* pagemap pages an update may look up */
 	guint64 pagemap_left;     /* of those, not yet looked up in this update */
@@ -73,6 +75,7 @@ typedef struct FileState {
 } FileState;
 
 static const FileState *file_state(Learn *learn, GHashTable *cache, const char *path);
+static gboolean dev_is_net(const Learn *learn, guint64 dev);
 static gboolean lstat_is_regular(const char *path, MapFileId *id, gpointer user_data);
 
 /*
@@ -101,7 +104,11 @@ touchable_length(const ProcMap *m, const FileState *state, guint64 page)
  * the clamp of touchable_length(). With the default check it is asked of
  * the mapped file itself (proc_map_file_stat()), not looked up by path:
  * the user who runs the process may have covered that path since with a
- * mount that does not answer, and this runs in the main thread. A
+ * mount that does not answer, and this runs in the main thread. A file
+ * of a network or FUSE mount (learned with netfs on) is not asked at
+ * all: even through map_files a stat asks its server for the attributes
+ * (FUSE getattr), which a dead server never gives; its size stays
+ * unknown, and the pagemap budget alone bounds what its map costs. A
  * replaced check answers for the path.
  */
 static FileState
@@ -112,6 +119,8 @@ mapped_state(Learn *learn, GHashTable *stat_cache, pid_t pid, const ProcMap *m)
 
 	if (learn->file_check != lstat_is_regular)
 		return *file_state(learn, stat_cache, m->path);
+	if (dev_is_net(learn, makedev(m->dev_major, m->dev_minor)))
+		return state;
 	if (proc_map_file_stat(pid, m->start, m->end, &st) && S_ISREG(st.st_mode)) {
 		state.usable = TRUE;
 		state.id.dev = (guint64)st.st_dev;
@@ -331,6 +340,7 @@ learn_free(Learn *learn)
 	if (!learn)
 		return;
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
+	g_clear_pointer(&learn->net_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->mounts, g_array_unref);
 	mountdevs_free(learn->mountdevs);
 	g_free(learn);
@@ -360,6 +370,7 @@ refresh_remote_devs(Learn *learn, const Conf *conf)
 	GArray *mounts;
 
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
+	g_clear_pointer(&learn->net_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->mounts, g_array_unref);
 	if (!learn->remote_check)
 		return;
@@ -371,9 +382,7 @@ refresh_remote_devs(Learn *learn, const Conf *conf)
 		return;
 	}
 	learn->mounts = mounts;
-	if (conf->netfs)
-		return;
-	learn->remote_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	learn->net_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	for (guint i = 0; i < mounts->len; i++) {
 		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
 
@@ -381,9 +390,19 @@ refresh_remote_devs(Learn *learn, const Conf *conf)
 			gint64 *dev = g_new(gint64, 1);
 
 			*dev = (gint64)makedev(m->dev_major, m->dev_minor);
-			g_hash_table_add(learn->remote_devs, dev);
+			g_hash_table_add(learn->net_devs, dev);
 		}
 	}
+	if (!conf->netfs)
+		learn->remote_devs = g_hash_table_ref(learn->net_devs);
+}
+
+static gboolean
+dev_is_net(const Learn *learn, guint64 dev)
+{
+	gint64 key = (gint64)dev;
+
+	return learn->net_devs && g_hash_table_contains(learn->net_devs, &key);
 }
 
 static gboolean

@@ -13,6 +13,9 @@
 #   hunglearn a program maps a file of a FUSE mount (tests/helpers/hangfs)
 #            that then stops answering, before the daemon learns it: with
 #            netfs off the file is not learned, so never stat'ed
+#   hunglearnnet the same with netfs = true: the file is learned, and its
+#            map (2 MiB, over usedmapkb) cut to its touched pages without
+#            a stat of the mapped file (FUSE getattr asks the server)
 #
 # Through each, SIGUSR1 is sent every 0.2 s and must be answered within
 # 1 s; the daemon's CPU over the scenario must stay under its bound; then
@@ -279,9 +282,12 @@ run_hung() {
 	if [ "$name" = hunglearn ] && grep -q "$cache/hang/lib.so" "$work/state"; then
 		fail "$name: a file of a FUSE mount was learned with netfs off"
 	fi
+	if [ "$name" = hunglearnnet ] && ! grep -q "$cache/hang/lib.so" "$work/state"; then
+		fail "$name: the file of the FUSE mount was not learned with netfs on"
+	fi
 }
 
-scenarios=${*:-"bigmap mapflood hunglearn"}
+scenarios=${*:-"bigmap mapflood hunglearn hunglearnnet"}
 for s in $scenarios; do
 	case $s in
 	bigmap)
@@ -292,6 +298,9 @@ for s in $scenarios; do
 		;;
 	hunglearn)
 		run_hung hunglearn false
+		;;
+	hunglearnnet)
+		run_hung hunglearnnet true
 		;;
 	mapflood)
 		truncate -s $((128 << 20)) "$cache/big"
