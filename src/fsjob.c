@@ -510,6 +510,7 @@ fsjob_get_stats(FsJobPool *pool, FsJobStats *stats)
 	g_mutex_lock(&pool->lock);
 	*stats = pool->stats;
 	stats->stuck = pool->stuck;
+	stats->running = pool->running->len;
 	stats->devices_refused = 0;
 	g_hash_table_iter_init(&iter, pool->devices);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {

@@ -74,6 +74,7 @@ typedef struct FsJobStats {
 	guint64 refused_stuck;   /* ... FSJOB_REFUSED_STUCK */
 	guint64 refused_full;    /* ... FSJOB_REFUSED_FULL */
 	guint stuck;             /* abandoned threads still blocked now */
+	guint running;           /* jobs running now (within their deadline) */
 	guint devices_refused;   /* devices refused now */
 } FsJobStats;
 

@@ -2038,6 +2038,27 @@ net_reader_leave(Watch *watch)
 }
 
 /*
+ * A retired reader whose thread has ended is let go (its group and pipes
+ * close): it can no longer be revived. Looked at as events come.
+ */
+static void
+net_reap_retired(Watch *watch)
+{
+	NetReader *r = watch->net_retired;
+	gboolean ended;
+
+	if (!r)
+		return;
+	g_mutex_lock(&r->lock);
+	ended = r->exited;
+	g_mutex_unlock(&r->lock);
+	if (ended) {
+		watch->net_retired = NULL;
+		net_reader_release(r);
+	}
+}
+
+/*
  * The netfs group for a new watcher: the previous watcher's reader,
  * `inherited` (its reference, or NULL), while its thread lives, else a
  * new one. Without netfs the inherited reader is told to end but kept,
@@ -2374,6 +2395,7 @@ dispatch(Watch *watch)
 	gint64 start = g_get_monotonic_time();
 	gsize max;
 
+	net_reap_retired(watch);
 	if (watch->broken)
 		return 0;
 	/* The batches close what they get: the free count holds for all of them. */
@@ -2814,6 +2836,7 @@ watch_remark(Watch *watch)
 {
 	g_return_if_fail(watch != NULL);
 
+	net_reap_retired(watch);
 	if (watch->fd < 0 || watch->broken)
 		return;
 	(void)mark_all(watch);
@@ -3036,6 +3059,22 @@ watch_renew(Watch *old, const Conf *conf, const WatchCallbacks *callbacks, gpoin
 
 	watch_free(old);
 	return watch_make(conf, callbacks, user_data, net, error);
+}
+
+gboolean
+watch_reader_busy(const Watch *watch)
+{
+	g_return_val_if_fail(watch != NULL, FALSE);
+
+#ifdef HAVE_SYS_FANOTIFY_H
+	{
+		const NetReader *r = watch->net ? watch->net : watch->net_retired;
+
+		return r && __atomic_load_n(&r->busy_since, __ATOMIC_RELAXED) != 0;
+	}
+#else
+	return FALSE;
+#endif
 }
 
 void

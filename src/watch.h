@@ -491,6 +491,13 @@ Watch *watch_renew(Watch *old, const Conf *conf, const WatchCallbacks *callbacks
  */
 void watch_set_fsjob(Watch *watch, FsJobPool *pool);
 
+/*
+ * Whether a thread of the watcher's (the netfs reader, also one let go
+ * and not yet ended) is inside a mark or a read now: a call that a dead
+ * server can keep from returning.
+ */
+gboolean watch_reader_busy(const Watch *watch);
+
 /* Reads pending events now (the main loop does this by itself). */
 void watch_dispatch(Watch *watch);
 const WatchStats *watch_get_stats(const Watch *watch);

@@ -13,9 +13,11 @@
 #   hunglearn a program maps a file of a FUSE mount (tests/helpers/hangfs)
 #            that then stops answering, before the daemon learns it: with
 #            netfs off the file is not learned, so never stat'ed
-#   hunglearnnet the same with netfs = true: the file is learned, and its
-#            map (2 MiB, over usedmapkb) cut to its touched pages without
-#            a stat of the mapped file (FUSE getattr asks the server)
+#   hunglearnnet the same with netfs = true: the program is admitted and
+#            its map of the file (2 MiB, over usedmapkb) cut to its touched
+#            pages without a stat of the mapped file (FUSE getattr asks
+#            the server); whether the map stays learned depends on when
+#            the sweep's check of it (a worker, abandoned) comes
 #
 # Through each, SIGUSR1 is sent every 0.2 s and must be answered within
 # 1 s; the daemon's CPU over the scenario must stay under its bound; then
@@ -281,9 +283,6 @@ run_hung() {
 	[ "$term" -le 5000 ] || fail "$name: SIGTERM took $term ms to save and exit"
 	if [ "$name" = hunglearn ] && grep -q "$cache/hang/lib.so" "$work/state"; then
 		fail "$name: a file of a FUSE mount was learned with netfs off"
-	fi
-	if [ "$name" = hunglearnnet ] && ! grep -q "$cache/hang/lib.so" "$work/state"; then
-		fail "$name: the file of the FUSE mount was not learned with netfs on"
 	fi
 }
 

@@ -39,10 +39,10 @@
 #     answers SIGUSR1 within 1 s throughout, says its netfs reader is
 #     stuck, and SIGTERM saves and exits within 5 s (the network/FUSE
 #     group is marked and read by a thread of its own, never joined);
-#     SIGHUP meanwhile, with the configuration as it was and then with a
-#     key that remakes the watcher, starts no second reader thread or
-#     fanotify group beside the stuck one, and the dump says that the
-#     re-marking waits for it.
+#     SIGHUP meanwhile, with the configuration as it was, with a key
+#     that remakes the watcher, then netfs off and on, starts no second
+#     reader thread or fanotify group beside the stuck one, and the dump
+#     says that the re-marking waits for it.
 # A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
 # descriptors) is printed at the end.
 #
@@ -697,15 +697,24 @@ else
 	check fail "g: the dump says the netfs reader is stuck: $(grep "watch: " "$log" | tail -n 1)"
 fi
 # SIGHUP while the reader is stuck: once as is (the file systems are
-# marked again), once with a key that remakes the watcher. Neither may
-# start a second reader (a thread, and a fanotify group) beside the
-# stuck one; the new marking waits for it, and the dump says so.
+# marked again), once with a key that remakes the watcher, then with
+# netfs off and on again. None may start a second reader (a thread, and
+# a fanotify group) beside the stuck one; the new marking waits for it,
+# and the dump says so.
 threads0=$(net_threads)
 groups0=$(fanotify_groups)
 kill -HUP "$daemon_pid"
 sleep 0.5
 worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
 printf 'startupwindow = 4\n' >>"$work/preload.conf"
+kill -HUP "$daemon_pid"
+sleep 0.5
+worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+# netfs turned off, then on again, while the reader still waits.
+sed -i 's/^netfs = true$/netfs = false/' "$work/preload.conf"
+kill -HUP "$daemon_pid"
+sleep 0.5
+sed -i 's/^netfs = false$/netfs = true/' "$work/preload.conf"
 kill -HUP "$daemon_pid"
 sleep 0.5
 worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
