@@ -43,6 +43,12 @@
 #     that remakes the watcher, then netfs off and on, starts no second
 #     reader thread or fanotify group beside the stuck one, and the dump
 #     says that the re-marking waits for it.
+#  h. with netfs = true, a program learned from a FUSE mount whose reads
+#     then stall (hangfs --reads-only: lookups and opens still answer)
+#     starts again with its file evicted: the launch readahead of its
+#     learned set waits in a read past its 10 s without progress;
+#     SIGUSR1 is answered within 1 s throughout, and SIGTERM saves and
+#     exits within 5 s (it waits 2 s for the batch).
 # A table of the numbers (worst SIGUSR1 latency, TERM to exit, peak RSS,
 # descriptors) is printed at the end.
 #
@@ -78,7 +84,7 @@ skip() {
 [ -x "$hangfs" ] || skip "hangfs not built (apt-get install fuse3 libfuse3-dev, then configure)"
 [ -x "$mapper" ] || skip "tests/helpers/mapper not built (make check builds it)"
 [ -x "$pagecache" ] || skip "tests/helpers/pagecache not built (make check builds it)"
-scenarios=${SCENARIOS:-"a b c d e f g"}
+scenarios=${SCENARIOS:-"a b c d e f g h"}
 wants() {
 	case " $scenarios " in *" $1 "*) return 0 ;; esac
 	return 1
@@ -106,6 +112,7 @@ hang_pid=
 uhang_pid=
 fhang_pid=
 ghang_pid=
+hhang_pid=
 bg_pids=
 failed=0
 table=
@@ -116,6 +123,7 @@ cleanup() {
 	[ -n "$uhang_pid" ] && kill -USR2 "$uhang_pid" 2>/dev/null
 	[ -n "$fhang_pid" ] && kill -USR2 "$fhang_pid" 2>/dev/null
 	[ -n "$ghang_pid" ] && kill -USR2 "$ghang_pid" 2>/dev/null
+	[ -n "$hhang_pid" ] && kill -USR2 "$hhang_pid" 2>/dev/null
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
 	for p in $bg_pids; do
 		kill -9 "$p" 2>/dev/null
@@ -136,6 +144,10 @@ cleanup() {
 		fusermount3 -u -z "$fs/g" 2>/dev/null || umount -l "$fs/g" 2>/dev/null
 	fi
 	[ -n "$ghang_pid" ] && kill -TERM "$ghang_pid" 2>/dev/null
+	if grep -q " $fs/h " /proc/self/mountinfo 2>/dev/null; then
+		fusermount3 -u -z "$fs/h" 2>/dev/null || umount -l "$fs/h" 2>/dev/null
+	fi
+	[ -n "$hhang_pid" ] && kill -TERM "$hhang_pid" 2>/dev/null
 	for m in "$fs/late" "$fs/flood" "$fs"; do
 		grep -q " $m " /proc/self/mountinfo 2>/dev/null && umount -l "$m" 2>/dev/null
 	done
@@ -739,6 +751,58 @@ kill -USR2 "$ghang_pid"
 broken=no
 { [ "$stuck" = no ] || [ "$hup_g" = fail ]; } && broken=yes
 hung_verdict g "g. hung before start, netfs" "$worst_g" "$rss_g" "$fds0/$fds1" "$broken"
+fi
+
+# ---- h. a readahead batch that waits in a read of a stalled mount ----------------
+if wants h; then
+mkdir -p "$fs/h" "$work/hsrc"
+head -c 1048576 /dev/urandom >"$work/hsrc/lib.so"
+chmod 644 "$work/hsrc/lib.so"
+cp "$mapper" "$fs/bin/hmapper"
+chmod 755 "$fs/bin/hmapper"
+"$hangfs" --release-after 30 --lifetime 300 --reads-only "$work/hsrc" "$fs/h" \
+	-o allow_other,auto_unmount 2>"$work/hhangfs.log" &
+hhang_pid=$!
+wait_for /proc/self/mountinfo " $fs/h " 5 || { echo "FAIL: hangfs did not mount $fs/h"; exit 1; }
+model_conf="minsize = 0"
+system_conf="netfs = true"
+start_daemon h
+system_conf=
+fds0=$(fds)
+# The program is learned (its map of the file) while the mount answers.
+as_nobody "$fs/bin/hmapper" 5 "$fs/h/lib.so" >/dev/null
+sleep 2.5
+"$pagecache" evict "$fs/h/lib.so"
+kill -USR1 "$hhang_pid"
+sleep 0.2
+# It starts again, mapping another file this time (its own read of the
+# stalled one would hold a page the daemon's probe of its learned set
+# waits for, and no batch would start): its launch readahead reads the
+# learned file, and waits.
+timeout -s KILL 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$fs/bin/hmapper" 1 \
+	"$fs/bin/hmapper" >/dev/null 2>&1 &
+bg_pids="$bg_pids $!"
+worst_h=$(usr1 "$usr1_cap")
+# Past the batch's deadline, 10 s without progress (the batch is
+# abandoned when another takes its place: tests/check_readahead.c).
+for i in 1 2 3 4 5 6 7 8 9 10 11; do
+	sleep 1
+	worst_h=$(worst "$worst_h" "$(usr1 "$usr1_cap")")
+done
+batches=$(grep "launch readahead:" "$log" | tail -n 1 | sed -n 's/.*launch readahead: \([0-9]*\) batches.*/\1/p')
+grep "readahead deadline:" "$log" | tail -n 1 | sed 's/^.*\(readahead deadline:\)/# h: \1/'
+broken=no
+if [ "${batches:-0}" -ge 1 ]; then
+	check ok "h: a launch readahead of the stalled file started ($batches batches)"
+else
+	check fail "h: a launch readahead of the stalled file started (${batches:-?} batches)"
+	broken=yes
+fi
+rss_h=$(peak_rss)
+fds1=$(fds)
+term "$term_cap"
+kill -USR2 "$hhang_pid"
+hung_verdict h "h. stalled readahead, netfs" "$worst_h" "$rss_h" "$fds0/$fds1" "$broken"
 fi
 
 echo

@@ -3,13 +3,15 @@
  * hangfs: a FUSE file system that stops answering when told to, standing
  * in for a dead NFS server or a stuck FUSE daemon in the hostile tests.
  *
- *   hangfs [--release-after SECONDS] [--lifetime SECONDS] SOURCE MOUNTPOINT
- *          [FUSE OPTIONS]
+ *   hangfs [--release-after SECONDS] [--lifetime SECONDS] [--reads-only]
+ *          SOURCE MOUNTPOINT [FUSE OPTIONS]
  *
  * It serves the regular files of the directory SOURCE (one level, read
  * only) at MOUNTPOINT, with no attribute or name caching: every lookup
  * reaches it. SIGUSR1 makes every request from then on wait, as a server
- * that stopped answering; SIGUSR2 lets them go on. A hang ends by itself
+ * that stopped answering (with --reads-only, only the reads of file
+ * data: lookups, opens and attributes are still answered, as by a
+ * server whose storage stalls); SIGUSR2 lets them go on. A hang ends by itself
  * after --release-after seconds (30 by default), so that a test that dies
  * cannot leave a mount behind that hangs whoever touches it; unmount with
  * `fusermount3 -u -z MOUNTPOINT`. The process ends by itself after
@@ -43,6 +45,7 @@ static volatile time_t hang_deadline;
 static const char *source;
 static int release_after = 30;
 static int lifetime = 600;
+static int reads_only;
 
 static time_t
 monotonic_seconds(void)
@@ -70,17 +73,23 @@ on_resume(int sig)
 
 /* Every request passes here: while hung, it waits (the kernel's caller with it). */
 static void
-gate(void)
+gate_for(int is_read)
 {
 	const struct timespec tick = { 0, 10 * 1000 * 1000 };
 
-	while (hung) {
+	while (hung && (is_read || !reads_only)) {
 		if (monotonic_seconds() >= hang_deadline) {
 			hung = 0;
 			break;
 		}
 		nanosleep(&tick, NULL);
 	}
+}
+
+static void
+gate(void)
+{
+	gate_for(0);
 }
 
 /* SOURCE/NAME for "/NAME"; NULL for anything deeper. */
@@ -176,7 +185,7 @@ hang_read(const char *path, char *buf, size_t size, off_t offset, struct fuse_fi
 	ssize_t n;
 
 	(void)path;
-	gate();
+	gate_for(1);
 	n = pread((int)fi->fh, buf, size, offset);
 	return n < 0 ? -errno : (int)n;
 }
@@ -216,6 +225,10 @@ main(int argc, char **argv)
 	char **fargv;
 	int fargc = 0, i = 1;
 
+	while (argc - i > 2 && strcmp(argv[i], "--reads-only") == 0) {
+		reads_only = 1;
+		i++;
+	}
 	while (argc - i > 2 && (strcmp(argv[i], "--release-after") == 0 ||
 				strcmp(argv[i], "--lifetime") == 0)) {
 		if (strcmp(argv[i], "--release-after") == 0)
@@ -223,10 +236,14 @@ main(int argc, char **argv)
 		else
 			lifetime = atoi(argv[i + 1]);
 		i += 2;
+		while (argc - i > 2 && strcmp(argv[i], "--reads-only") == 0) {
+			reads_only = 1;
+			i++;
+		}
 	}
 	if (argc - i < 2 || release_after <= 0 || lifetime <= 0) {
 		fprintf(stderr, "usage: hangfs [--release-after SECONDS] [--lifetime SECONDS] "
-			"SOURCE MOUNTPOINT [FUSE OPTIONS]\n");
+			"[--reads-only] SOURCE MOUNTPOINT [FUSE OPTIONS]\n");
 		return 2;
 	}
 	/* SIGALRM's default action ends the process. */
