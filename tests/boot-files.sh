@@ -56,12 +56,24 @@ script=$(sed -n '/^[[:space:]]*postrotate/,/^[[:space:]]*endscript/p' "$logrotat
 	sed -e "s|/run/preload.pid|$tmp/preload.pid|g" -e "s|@sbindir@|$tmp/sbin|g")
 [ -n "$script" ] || { echo "FAIL: no postrotate script in $logrotate"; exit 1; }
 
+# Until the process $1 runs the stand-in (up to 2 s): $! is the forked
+# shell until its exec, and the postrotate script, which checks
+# /proc/PID/exe, would rightly leave it alone (a race lost under load).
+execed() {
+	for _ in $(seq 20); do
+		[ "$(readlink "/proc/$1/exe")" = "$tmp/sbin/preload" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # A process that dies of SIGHUP (sleep's default action), named preload;
 # its pid in $started.
 start_preload() {
 	"$tmp/sbin/preload" 300 > /dev/null 2>&1 &
 	started=$!
 	pids="$pids $started"
+	execed "$started"
 }
 
 # The same as another user, when we are root to make one.
@@ -73,6 +85,7 @@ start_other_users_preload() {
 	fi
 	started=$!
 	pids="$pids $started"
+	execed "$started"
 }
 
 alive() {
