@@ -923,6 +923,8 @@ forget_successor(Model *model, Exe *exe)
 
 	if (model->last_start == exe)
 		model->last_start = NULL;
+	if (model->free_start == exe)
+		model->free_start = NULL;
 	if (g_ptr_array_remove(model->quiet_exes, exe))
 		model->quiet_total = MAX(model->quiet_total - exe->quiet_starts, 0);
 	g_hash_table_iter_init(&iter, model->exes);
@@ -1204,6 +1206,22 @@ add_successor(Model *model, Exe *prev, Exe *const *starts, guint n)
 	prev->succ_total += 1;
 }
 
+gboolean
+model_is_habit(const Exe *prev, const Exe *next)
+{
+	g_return_val_if_fail(prev != NULL, FALSE);
+	g_return_val_if_fail(next != NULL, FALSE);
+
+	for (guint i = 0; i < prev->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(prev->succ, ExeSucc, i);
+
+		if (s->next == next)
+			return s->count >= MODEL_HABIT_MIN_COUNT &&
+			       s->count >= MODEL_HABIT_SHARE * (s->chances + 1);
+	}
+	return FALSE;
+}
+
 /*
  * The order of starts: each start of this scan follows the exe that
  * started last before it. Programs launched one after the other (by a
@@ -1227,7 +1245,12 @@ note_starts(Model *model, Exe *const *starts, guint n, gint64 now)
 			starts[i]->quiet_starts += 1;
 			model->quiet_total += 1;
 		}
+		model->free_start = starts[n - 1];
 	} else if (prev) {
+		/* Before the counts below: a start is judged by the habits it found. */
+		for (guint i = 0; i < n; i++)
+			if (!model_is_habit(prev, starts[i]))
+				model->free_start = starts[i];
 		add_successor(model, prev, starts, n);
 		model->soon_gaps += (double)(now - model->last_start_time);
 		model->n_soon_gaps += 1;

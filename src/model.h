@@ -330,6 +330,14 @@ typedef struct Model {
 	 * ORDER record) and aged, but n_starts.
 	 */
 	Exe *last_start;         /* the exe that started last, NULL none yet */
+	/*
+	 * The last start that was not a habit of the start before it
+	 * (model_is_habit()), NULL none yet: the last free choice, which a
+	 * run of habitual starts (a build's tools, one after the other) does
+	 * not replace. Runtime only: after a load it is set again by the
+	 * next such start.
+	 */
+	Exe *free_start;
 	gint64 last_start_time;  /* when */
 	double start_gaps;       /* seconds between consecutive starts, summed */
 	double n_start_gaps;     /* how many */
@@ -561,6 +569,17 @@ double model_quiet(const Model *model);
  * longer: then it counts in Exe.quiet_starts and quiet_gaps instead. An
  * exe removed from the model is removed from every Exe.succ.)
  */
+/*
+ * Whether next is a habit of prev: it followed prev at least
+ * MODEL_HABIT_MIN_COUNT times and in at least MODEL_HABIT_SHARE of its
+ * chances (count >= MODEL_HABIT_SHARE * (chances + 1), the share the
+ * successor bid uses). model_exes_changed() keeps model->free_start at
+ * the last start that was not a habit of the one before it (or that came
+ * after a quiet spell).
+ */
+gboolean model_is_habit(const Exe *prev, const Exe *next);
+#define MODEL_HABIT_MIN_COUNT 2.0
+#define MODEL_HABIT_SHARE 0.5
 /* model_exes_changed() for one exe. */
 void model_exe_changed(Model *model, Exe *exe, gint64 now);
 

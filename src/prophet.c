@@ -299,11 +299,26 @@ bid_successors_of(Model *model, const Exe *exe, double p_next)
 	}
 }
 
+double
+prophet_away_chance(const Model *model)
+{
+	double q, gap, t;
+
+	g_return_val_if_fail(model != NULL, 0.0);
+
+	if (!model->last_start || !(model->n_quiet_gaps > 0) || !(model->n_soon_gaps > 0))
+		return 0.0;
+	q = model->n_quiet_gaps / (model->n_quiet_gaps + model->n_soon_gaps);
+	gap = MAX(model->soon_gaps / model->n_soon_gaps, 1.0);
+	t = MAX((double)(model->time - model->last_start_time), 0.0);
+	return q / (q + (1 - q) * exp(-t / gap));
+}
+
 void
 prophet_bid_successors(Model *model, gint64 cycle)
 {
 	const Exe *x;
-	double p_next;
+	double p_next, away;
 
 	g_return_if_fail(model != NULL);
 
@@ -327,6 +342,17 @@ prophet_bid_successors(Model *model, gint64 cycle)
 		return;
 	p_next = p_leave(cycle, MAX(model->soon_gaps / model->n_soon_gaps, 1.0));
 	bid_successors_of(model, x, p_next);
+	/* The last free choice, when habits (a build's tools) started since. */
+	if (model->free_start && model->free_start != x)
+		bid_successors_of(model, model->free_start, p_next);
+	/* The user may have gone away after the last start: a session may open next. */
+	away = prophet_away_chance(model);
+	for (guint i = 0; away > 0 && i < model->quiet_exes->len; i++) {
+		Exe *y = g_ptr_array_index(model->quiet_exes, i);
+
+		if (!exe_is_running(model, y))
+			bid_for(model, y, away * p_next * y->quiet_starts / (model->quiet_total + 1), FALSE);
+	}
 	/* The other running programs, at a lower weight (PROPHET_RUNNING_SUCC). */
 	for (guint r = 0; r < model->running->len; r++) {
 		const Exe *z = g_ptr_array_index(model->running, r);

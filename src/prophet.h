@@ -142,8 +142,31 @@ gboolean prophet_order_speaks(const Model *model);
  * with g' the mean time quiet spells lasted beyond model_quiet(). No
  * start yet, or no gap of the kind needed: no bid. Each bid explains
  * itself in one line ("gedit: next after evince in 5 of its 9 chances").
+ *
+ * Within model_quiet(), two more sources bid, each a bid of its own:
+ * - model->free_start, the last start that was not a habit of the start
+ *   before it (model_is_habit()), when it is not the last start: its
+ *   successors bid as the last start's do. A run of habitual starts (a
+ *   build's tools, each the habit of the one before) is a second stream
+ *   beside the user's: the user's next application follows the user's
+ *   last free choice, not the tool that started last.
+ * - each session opener y, the quiet bid's share at the soon gap's rate,
+ *   times a = prophet_away_chance(): p_next * a * quiet_starts / (all
+ *   quiet starts + 1). The user may have gone away just after the last
+ *   start; then the next start opens a session.
  */
 void prophet_bid_successors(Model *model, gint64 cycle);
+
+/*
+ * The chance that the user went away after the last start, given that
+ * nothing started for t seconds since: with q the share of the gaps
+ * between starts that were quiet spells (n_quiet_gaps / (n_quiet_gaps +
+ * n_soon_gaps)) and g the mean soon gap,
+ *   a = q / (q + (1 - q) exp(-t / g))
+ * (Bayes, soon gaps taken as exponential, a quiet spell as not yet over).
+ * 0 before any start or while either kind of gap is unseen.
+ */
+double prophet_away_chance(const Model *model);
 
 /*
  * The frequency expert (frequency = true), once per scoring after every

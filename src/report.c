@@ -1097,7 +1097,7 @@ explain_unknown(ReportExplain *ex, const ReportSources *src, const char *program
  * than the last start (prophet_bid_successors(), PROPHET_RUNNING_SUCC),
  * in one line; none if it follows none of them.
  */
-static void
+static gboolean
 explain_running_successor(ReportExplain *ex, const Model *model, const Exe *exe)
 {
 	const Exe *best = NULL;
@@ -1122,19 +1122,49 @@ explain_running_successor(ReportExplain *ex, const Model *model, const Exe *exe)
 		}
 	}
 	if (!best)
-		return;
+		return FALSE;
 	name = g_path_get_basename(best->path);
 	text = report_path_text(name);
 	add_finding(ex, REPORT_REASON_SUCCESSOR,
 		    "may follow %s, which runs: next after it in %.4g of its %.4g chances",
 		    text, (double)best_succ->count, (double)best_succ->chances);
+	return TRUE;
+}
+
+/*
+ * exe's bid as a successor of model->free_start, the last free choice,
+ * when habits started after it (prophet_bid_successors()), in one line.
+ */
+static gboolean
+explain_free_successor(ReportExplain *ex, const Model *model, const Exe *exe)
+{
+	const Exe *free_start = model->free_start;
+
+	if (!free_start || free_start == model->last_start)
+		return FALSE;
+	for (guint i = 0; i < free_start->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(free_start->succ, ExeSucc, i);
+		g_autofree char *name = NULL;
+		g_autofree char *text = NULL;
+
+		if (s->next != exe)
+			continue;
+		name = g_path_get_basename(free_start->path);
+		text = report_path_text(name);
+		add_finding(ex, REPORT_REASON_SUCCESSOR,
+			    "next after %s, the last start that was no habit, in %.4g of its %.4g chances",
+			    text, (double)s->count, (double)s->chances);
+		return TRUE;
+	}
+	return FALSE;
 }
 
 /*
  * The successor bid of exe, as prophet_bid_successors() makes it, in one
  * line: after a quiet spell the programs that open sessions bid, else
  * the programs that followed the last start, or else those that followed
- * another running program. Counts are aged, so shown
+ * the last free choice (model->free_start), or another running program,
+ * or else a session opener, in case the user went away. Counts are aged, so shown
  * with up to 4 digits ("5", "4.871").
  */
 static void
@@ -1142,7 +1172,7 @@ explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
 {
 	const Model *model = src->model;
 	const Exe *last = model->last_start;
-	double quiet;
+	double quiet, away;
 
 	if (!src->conf->successor || !last || ex->running)
 		return;
@@ -1167,7 +1197,14 @@ explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
 			    text, (double)s->count, (double)s->chances);
 		return;
 	}
-	explain_running_successor(ex, model, exe);
+	if (explain_free_successor(ex, model, exe) || explain_running_successor(ex, model, exe))
+		return;
+	away = prophet_away_chance(model);
+	if (exe->quiet_starts > 0 && away > 0)
+		add_finding(ex, REPORT_REASON_SESSION_OPENER,
+			    "may open a session, if the user went away (%.1f%%): the first start "
+			    "after a quiet spell in %.4g of %.4g", 100 * away, exe->quiet_starts,
+			    model->quiet_total);
 }
 
 /*

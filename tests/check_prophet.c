@@ -483,6 +483,141 @@ START_TEST(test_note_starts)
 }
 END_TEST
 
+START_TEST(test_free_start)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+	Exe *c = add_exe(model, "/usr/bin/c");
+	Exe *t = add_exe(model, "/usr/bin/t");
+	Exe *d = add_exe(model, "/usr/bin/d");
+
+	a->change_timestamp = b->change_timestamp = c->change_timestamp = 0;
+	t->change_timestamp = d->change_timestamp = 0;
+
+	/* A habit: at least 2 starts and half of (chances + 1). */
+	g_array_append_val(b->succ, ((ExeSucc){ c, 2, 3 }));    /* 2 >= 0.5 * 4 */
+	g_array_append_val(b->succ, ((ExeSucc){ t, 2, 4 }));    /* 2 < 0.5 * 5 */
+	g_array_append_val(b->succ, ((ExeSucc){ d, 1.5, 1 }));  /* 1.5 < 2 */
+	ck_assert(model_is_habit(b, c));
+	ck_assert(!model_is_habit(b, t));
+	ck_assert(!model_is_habit(b, d));
+	ck_assert(!model_is_habit(b, a));  /* never followed b */
+	g_array_set_size(b->succ, 1);
+
+	/* The first start follows nothing: no free choice known yet. */
+	change(model, a, TRUE, 100);
+	ck_assert_ptr_null(model->free_start);
+	/* b never followed a: a free choice. */
+	change(model, b, TRUE, 140);
+	ck_assert_ptr_eq(model->free_start, b);
+	/* c is b's habit: the last start, but b stays the free choice. */
+	change(model, c, TRUE, 180);
+	ck_assert_ptr_eq(model->last_start, c);
+	ck_assert_ptr_eq(model->free_start, b);
+	/* Judged by the habit as it was: the count it adds comes after. */
+	ck_assert_double_eq(find_succ(b, c)->count, 3);
+	/* t after c, which it never followed: free. */
+	change(model, t, TRUE, 200);
+	ck_assert_ptr_eq(model->free_start, t);
+	/*
+	 * Ten gaps of 100 s: quiet after 200 s. d starts 300 s after t: it
+	 * opens a session and is the free choice, though a habit of t.
+	 */
+	model->start_gaps = 1000;
+	model->n_start_gaps = 10;
+	g_array_append_val(t->succ, ((ExeSucc){ d, 5, 5 }));
+	change(model, d, TRUE, 500);
+	ck_assert_double_eq(d->quiet_starts, 1);
+	ck_assert_ptr_eq(model->free_start, d);
+	/* A removed exe is no longer the free choice. */
+	model_remove_exe(model, d);
+	ck_assert_ptr_null(model->free_start);
+}
+END_TEST
+
+START_TEST(test_away_chance)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = add_exe(model, "/usr/bin/x");
+
+	/* No start yet. */
+	ck_assert_double_eq(prophet_away_chance(model), 0);
+	/*
+	 * 2 quiet spells and 8 soon gaps of 60 s on average: q = 0.2. At
+	 * the last start, a = q; 60 s later
+	 *   a = 0.2 / (0.2 + 0.8 exp(-60 / 60)) = 0.40460967519168967
+	 */
+	model->last_start = x;
+	model->last_start_time = 100;
+	model->time = 100;
+	model->n_quiet_gaps = 2;
+	model->n_soon_gaps = 8;
+	model->soon_gaps = 480;
+	ck_assert_double_eq_tol(prophet_away_chance(model), 0.2, TOL);
+	model->time = 160;
+	ck_assert_double_eq_tol(prophet_away_chance(model), 0.40460967519168967, TOL);
+	/* Never away so far: 0. */
+	model->n_quiet_gaps = 0;
+	ck_assert_double_eq(prophet_away_chance(model), 0);
+}
+END_TEST
+
+START_TEST(test_bid_free_and_away)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = add_exe(model, "/usr/bin/x");
+	Exe *f = add_exe(model, "/usr/bin/f");
+	Exe *w = add_exe(model, "/usr/bin/w");
+	Exe *y = add_exe(model, "/usr/bin/y");
+	Exe *z = add_exe(model, "/usr/bin/z");
+
+	/*
+	 * x started last, at 100, running; f, stopped, was the last free
+	 * choice. x was followed by w 3 times in 5 chances, f by y once in
+	 * 3; z opened 3 of the 4 sessions. Ten gaps, 1000 s: quiet after
+	 * 200 s; 8 soon ones of 60 s on average, 2 quiet. At 160, cycle 20:
+	 *   p_next = 1 - exp(-1.5 * 20 / 60) = 0.3934693402873666
+	 *   w: p_next * 3 / 6 = 0.1967346701436833, ln(1 - w) = -0.21907019637983863
+	 *   y: p_next * 1 / 4 = 0.09836733507184164, ln(1 - y) = -0.10354808695704944
+	 *   z: a * p_next * 3 / 5 with a = 0.40460967519168967 (test_away_chance)
+	 *      = 0.09552090118293588, ln(1 - z) = -0.10039608241039345
+	 */
+	g_array_append_val(x->succ, ((ExeSucc){ w, 3, 5 }));
+	g_array_append_val(f->succ, ((ExeSucc){ y, 1, 3 }));
+	z->quiet_starts = 3;
+	model->quiet_total = 4;
+	g_ptr_array_add(model->quiet_exes, z);
+	model->last_start = x;
+	model->free_start = f;
+	model->last_start_time = 100;
+	model->time = 160;
+	model->start_gaps = 1000;
+	model->n_start_gaps = 10;
+	model->soon_gaps = 480;
+	model->n_soon_gaps = 8;
+	model->quiet_gaps = 300;
+	model->n_quiet_gaps = 2;
+	set_running(model, x);
+	model->score_stamp++;
+	prophet_bid_successors(model, 20);
+	ck_assert_double_eq_tol(w->lnprob, -0.21907019637983863, TOL);
+	ck_assert_double_eq_tol(y->lnprob, -0.10354808695704944, TOL);
+	ck_assert_double_eq_tol(z->lnprob, -0.10039608241039345, TOL);
+	ck_assert_double_eq(f->lnprob, 0);
+
+	/* The last start is the free choice: its successors bid once. */
+	model->free_start = x;
+	model->n_quiet_gaps = 0;  /* and never away: no opener bids */
+	model->score_stamp++;
+	w->lnprob = y->lnprob = z->lnprob = 0;
+	prophet_bid_successors(model, 20);
+	ck_assert_double_eq_tol(w->lnprob, -0.21907019637983863, TOL);
+	ck_assert_double_eq(y->lnprob, 0);
+	ck_assert_double_eq(z->lnprob, 0);
+}
+END_TEST
+
 START_TEST(test_bid_successors)
 {
 	g_autoptr(Model) model = model_new();
@@ -1338,6 +1473,9 @@ prophet_suite(void)
 	tcase_add_test(tc, test_bid_lift);
 	tcase_add_test(tc, test_note_starts);
 	tcase_add_test(tc, test_bid_successors);
+	tcase_add_test(tc, test_free_start);
+	tcase_add_test(tc, test_away_chance);
+	tcase_add_test(tc, test_bid_free_and_away);
 	tcase_add_test(tc, test_bid_frequency);
 	tcase_add_test(tc, test_bid_order_damped);
 	tcase_add_test(tc, test_order_speaks);

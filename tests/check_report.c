@@ -609,6 +609,50 @@ START_TEST(test_explain_running_successor)
 END_TEST
 
 /*
+ * evince started last and beta never followed it; gimp, stopped, was the
+ * last free choice, and beta followed it 3 times in 5 chances. Without
+ * it, beta bids as a session opener (2 of 7), in case the user went away
+ * just now: 2 quiet spells and 8 soon gaps, a = 2 / 10 = 20 %.
+ */
+START_TEST(test_explain_free_and_away)
+{
+	Model *model = fx.model;
+	Exe *evince = add_exe(model, "/usr/bin/evince", 0.0);
+	Exe *gimp = add_exe(model, "/usr/bin/gimp", 0.0);
+	Exe *beta = model_lookup_exe(model, "/usr/bin/beta");
+	g_autoptr(ReportExplain) ex = NULL;
+	g_autoptr(ReportExplain) away = NULL;
+
+	g_array_append_val(gimp->succ, ((ExeSucc){ beta, 3, 5 }));
+	model->last_start = evince;
+	model->free_start = gimp;
+	model->last_start_time = 95;
+	model->time = 95;
+	model->start_gaps = 120;
+	model->n_start_gaps = 12;
+	model->soon_gaps = 80;
+	model->n_soon_gaps = 8;
+	model->n_quiet_gaps = 2;
+	beta->quiet_starts = 2;
+	g_ptr_array_add(model->quiet_exes, beta);
+	model->quiet_total = 7;
+	ex = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(ex->findings->len, 2);
+	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_SUCCESSOR);
+	ck_assert_str_eq(finding_text(ex, 1),
+			 "next after gimp, the last start that was no habit, in 3 of its 5 chances");
+
+	model->free_start = NULL;
+	away = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(away->findings->len, 2);
+	ck_assert_int_eq(reason(away, 1), REPORT_REASON_SESSION_OPENER);
+	ck_assert_str_eq(finding_text(away, 1),
+			 "may open a session, if the user went away (20.0%): the first start "
+			 "after a quiet spell in 2 of 7");
+}
+END_TEST
+
+/*
  * beta had a quarter of the stopped programs' starts at the last scoring,
  * and the starts so far gave ranking by frequency a weight of 0.4.
  */
@@ -685,6 +729,7 @@ report_suite(void)
 	tcase_add_test(tc, test_explain_below_line);
 	tcase_add_test(tc, test_explain_successor);
 	tcase_add_test(tc, test_explain_running_successor);
+	tcase_add_test(tc, test_explain_free_and_away);
 	tcase_add_test(tc, test_explain_frequency);
 	tcase_add_test(tc, test_explain_paused_stale);
 	tcase_add_test(tc, test_explain_running_no_bid);

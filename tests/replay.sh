@@ -206,6 +206,15 @@ expect "$tmp/from.json" preload hit_ratio_bytes 0.800000
 #   churn        600: hit 0.198 / 0.193, cold 0.461 / 0.458, share 0.957
 #   scale       3000: hit 0.174 / 0.087, cold 0.658 / 0.330, share 0.808
 #   weak        2000: hit 0.267 / 0.275, cold 0.658 / 0.680, share 0.896
+# With the last free choice's successors and the session openers in
+# case the user went away (prophet_bid_successors(); the defaults now):
+#   single-user 3000: hit 0.201, cold 0.650, share 0.789
+#   two-user    2000: hit 0.349, cold 0.862, share 0.858
+#   churn        600: hit 0.197, cold 0.460, share 0.957
+#   scale       3000: hit 0.180, cold 0.655, share 0.808
+#   weak        2000: hit 0.265, cold 0.654, share 0.894
+# (over 10,000 cycles, seeds 1 to 6, scale gained 0.8 points of the
+# bound and weak 0.3, the others moved less than 0.2: NEWS).
 # Two-user's floors came down (cold 0.885 to 0.855, share 0.89 to 0.855):
 # the weight of the frequency expert starts at 0.5 and this trace is
 # short; two-user needs about 300 starts to bring it down to its floor,
@@ -262,11 +271,11 @@ scenario() {  # name cycles hit_floor cold_floor share_floor beat_naive
 	at_least "$oracle" "$hit" || fail "$name: the oracle ($oracle) is below preload ($hit)"
 }
 
-scenario single-user 3000 0.195 0.645 0.775 beat
+scenario single-user 3000 0.195 0.645 0.785 beat
 scenario two-user 2000 0.345 0.855 0.855 beat
 scenario churn 600 0.195 0.455 0.95 no
-scenario scale 3000 0.17 0.65 0.80 no
-scenario weak 2000 0.26 0.65 0.88 no
+scenario scale 3000 0.175 0.65 0.80 no
+scenario weak 2000 0.26 0.65 0.89 no
 # The bound's first forecasts, by hand: single-user logs in at cycle 0, and
 # the first launch comes 1 + G cycles later, G geometric with mean 2: none
 # at cycle 1, then with probability 1/2 per cycle. After cycle 1 the
