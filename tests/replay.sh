@@ -167,6 +167,18 @@ expect "$tmp/bound.json" bound cold_hit_ratio_maps 1.000000
 expect "$tmp/bound.json" bound bound_share_cold_bytes 1.000000
 expect "$tmp/bound.json" preload bound_share_cold_bytes 0.500000
 expect "$tmp/bound.json" preload hit_ratio_bytes 0.400000
+# --starts: one line per scored start, after a header. Start 1 (scan 2)
+# had no bid and no start before it; start 2 (scan 4), 40 s after b's
+# first start, got b's chain bid worked out above, p = 0.769178, first
+# of the stopped programs, and hit libb (16384 cold bytes) as the bound
+# did with its p = 0.5.
+"$replay" --quiet --conffile "$tmp/hand.conf" --budget-kb 16 --bound "$tmp/hand.bound" \
+	--starts "$tmp/starts.tsv" "$tmp/hand.trace" || fail "replay --starts"
+printf '%s\n' \
+	"scan	program	preload_p	preload_rank	bound_p	bound_rank	cold_bytes	preload_cold_hit	bound_cold_hit	last_start	seconds_since" \
+	"2	/usr/bin/b	0.000000	0	0.500000	0	16384	0	16384	-	-" \
+	"4	/usr/bin/b	0.769178	0	0.500000	0	16384	16384	16384	/usr/bin/b	40" > "$tmp/starts.expected"
+cmp -s "$tmp/starts.tsv" "$tmp/starts.expected" || fail "--starts: $(cat "$tmp/starts.tsv")"
 # Without a bound there is no bound line; a bound that lacks a scored
 # cycle, or is for another cycle length, is an error.
 grep -q '"bound"' "$tmp/hand.json" && fail "a bound line without --bound"

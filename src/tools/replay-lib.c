@@ -641,6 +641,67 @@ bound_select(Replay *r, guint64 *used_kb)
 
 /* ---- scoring ---- */
 
+/* How many of the stopped programs preload gave a higher probability than exe. */
+static guint
+preload_rank(Replay *r, const Exe *exe)
+{
+	double p = prophet_exe_probability(exe);
+	GHashTableIter iter;
+	gpointer value;
+	guint rank = 0;
+
+	g_hash_table_iter_init(&iter, r->model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		const Exe *other = value;
+
+		if (!g_hash_table_contains(r->prev_running, other->path) &&
+		    prophet_exe_probability(other) > p)
+			rank++;
+	}
+	return rank;
+}
+
+/* One line of ReplayOptions.starts for a scored start. */
+static void
+write_start(Replay *r, const Exe *exe, guint64 cold, guint64 preload_hit, guint64 bound_hit)
+{
+	GArray *entries = r->bound ? g_hash_table_lookup(r->bound, &r->prev_time) : NULL;
+	const Model *model = r->model;
+	double p = 0;
+	guint rank = 0;
+
+	fprintf(r->options->starts, "%" G_GUINT64_FORMAT "\t%s\t%.6f\t%u\t", r->result->scans,
+		exe->path, prophet_exe_probability(exe) + 0.0 /* not -0 */, preload_rank(r, exe));
+	if (entries) {
+		for (guint k = 0; k < entries->len; k++) {
+			const BoundEntry *e = &g_array_index(entries, BoundEntry, k);
+
+			if (strcmp(e->path, exe->path) == 0)
+				p = e->p;
+		}
+		for (guint k = 0; k < entries->len; k++) {
+			const BoundEntry *e = &g_array_index(entries, BoundEntry, k);
+
+			if (e->p > p && !g_hash_table_contains(r->prev_running, e->path))
+				rank++;
+		}
+		fprintf(r->options->starts, "%.6f\t%u\t", p, rank);
+	} else {
+		fprintf(r->options->starts, "-\t-\t");
+	}
+	fprintf(r->options->starts, "%" G_GUINT64_FORMAT "\t%" G_GUINT64_FORMAT "\t", cold,
+		preload_hit);
+	if (entries)
+		fprintf(r->options->starts, "%" G_GUINT64_FORMAT "\t", bound_hit);
+	else
+		fprintf(r->options->starts, "-\t");
+	if (model->last_start)
+		fprintf(r->options->starts, "%s\t%" G_GINT64_FORMAT "\n", model->last_start->path,
+			model->time - model->last_start_time);
+	else
+		fprintf(r->options->starts, "-\t-\n");
+}
+
 static void
 score_starts(Replay *r, GPtrArray *starting)
 {
@@ -677,6 +738,7 @@ score_starts(Replay *r, GPtrArray *starting)
 		const Exe *exe = g_ptr_array_index(starting, i);
 		guint64 maps = 0, bytes = 0;
 		guint64 hit_maps[REPLAY_N_PREDICTORS] = { 0 }, hit_bytes[REPLAY_N_PREDICTORS] = { 0 };
+		guint64 cold = 0, cold_hit[REPLAY_N_PREDICTORS] = { 0 };
 
 		for (guint k = 0; k < exe->exemaps->len; k++) {
 			Map *map = g_array_index(exe->exemaps, ExeMap, k).map;
@@ -687,6 +749,7 @@ score_starts(Replay *r, GPtrArray *starting)
 			if (!resident) {
 				res->maps_cold++;
 				res->bytes_cold += map->length;
+				cold += map->length;
 			}
 			for (int p = 0; p < REPLAY_N_PREDICTORS; p++) {
 				gboolean hit = g_hash_table_contains(chosen[p], map);
@@ -698,6 +761,7 @@ score_starts(Replay *r, GPtrArray *starting)
 				if (hit && !resident) {
 					res->score[p].maps_cold_hit++;
 					res->score[p].bytes_cold_hit += map->length;
+					cold_hit[p] += map->length;
 				}
 				if (hit || resident) {
 					res->score[p].maps_ready++;
@@ -705,6 +769,8 @@ score_starts(Replay *r, GPtrArray *starting)
 				}
 			}
 		}
+		if (r->options->starts)
+			write_start(r, exe, cold, cold_hit[REPLAY_PRELOAD], cold_hit[REPLAY_BOUND]);
 		res->starts++;
 		res->maps_total += maps;
 		res->bytes_total += bytes;

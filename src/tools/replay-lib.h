@@ -18,6 +18,7 @@
 #pragma once
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "conf.h"
 #include "trace.h"
@@ -95,6 +96,17 @@ typedef struct ReplayOptions {
 	 * daemon is stopped and started again.
 	 */
 	guint64 restart_at;
+	/*
+	 * Where to write one line per scored start (NULL: nowhere): what each
+	 * predictor gave the program and hit of it, for finding where the
+	 * share of the bound is lost. Tab-separated, after a header line
+	 * naming the columns: the scan number, the program, preload's
+	 * probability for it and its rank among the stopped programs (0:
+	 * none higher), the bound's (or "-"), its cold bytes, of which
+	 * preload's and the bound's selections held, the last start and the
+	 * seconds since it.
+	 */
+	FILE *starts;
 } ReplayOptions;
 
 /* The error domain of a bound file that cannot be used. */

@@ -37,6 +37,7 @@ typedef struct Args {
 	char *bound;
 	gint64 from_cycle;
 	gint64 restart_at;
+	char *starts;
 	const char *trace;
 } Args;
 
@@ -261,6 +262,9 @@ parse_args(int argc, char **argv, Args *args, GError **error)
 		  " load it back (what the file does not keep is lost)", "N" },
 		{ "save-state", 's', 0, G_OPTION_ARG_FILENAME, &args->save_state,
 		  "Save the model at the end to FILE, in the daemon's state format", "FILE" },
+		{ "starts", 0, 0, G_OPTION_ARG_FILENAME, &args->starts,
+		  "Write one line per scored start to FILE: each predictor's probability,"
+		  " rank and cold bytes hit for the program", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
 
@@ -305,6 +309,7 @@ main(int argc, char **argv)
 	Args args = { .budget_kb = -1 };
 	ReplayOptions options = { 0 };
 	ReplayResult result;
+	FILE *starts = NULL;
 	gint64 started;
 	double seconds;
 	gboolean ok;
@@ -335,8 +340,28 @@ main(int argc, char **argv)
 	options.bound = args.bound;
 	options.from_cycle = (guint64)MAX(args.from_cycle, 0);
 	options.restart_at = (guint64)MAX(args.restart_at, 0);
+	if (args.starts) {
+		starts = fopen(args.starts, "w");
+		if (!starts) {
+			fprintf(stderr, "preload-replay: cannot write %s: %s\n", args.starts,
+				g_strerror(errno));
+			status = EXIT_FAILED;
+			goto out;
+		}
+		fputs("scan\tprogram\tpreload_p\tpreload_rank\tbound_p\tbound_rank\tcold_bytes"
+		      "\tpreload_cold_hit\tbound_cold_hit\tlast_start\tseconds_since\n", starts);
+		options.starts = starts;
+	}
 	started = g_get_monotonic_time();
 	ok = replay_run(tr, &options, &result, &error);
+	if (starts) {
+		if (fclose(starts) != 0 && ok) {
+			fprintf(stderr, "preload-replay: cannot write %s: %s\n", args.starts,
+				g_strerror(errno));
+			status = EXIT_FAILED;
+		}
+		starts = NULL;
+	}
 	seconds = (double)(g_get_monotonic_time() - started) / G_USEC_PER_SEC;
 	if (!ok) {
 		/* A daemon killed mid-write leaves a partial line: report what came before. */
@@ -367,5 +392,6 @@ out:
 	g_free(args.json);
 	g_free(args.save_state);
 	g_free(args.bound);
+	g_free(args.starts);
 	return status;
 }
