@@ -89,22 +89,31 @@ launch_budget_give(LaunchBudget *budget, gint64 us, gint64 now_us)
 	budget->spent = MAX(budget->spent - MAX(us, 0), 0);
 }
 
+gboolean
+launch_hits_cached(const LaunchHits *hits)
+{
+	guint64 missing;
+
+	g_return_val_if_fail(hits != NULL, FALSE);
+
+	/*
+	 * Files whose residency the kernel would not tell count as missing:
+	 * reading them costs nothing where their pages are cached after all.
+	 */
+	missing = hits->bytes - MIN(hits->resident, hits->bytes);
+	return missing == 0 || missing * 10 <= hits->bytes;
+}
+
 LaunchFetch
 launch_fetch_decide(const Conf *conf, const LaunchHits *hits, LaunchRate *rate, gint64 now_us)
 {
-	guint64 missing;
 	gint64 next;
 
 	g_return_val_if_fail(conf != NULL && hits != NULL && rate != NULL, LAUNCH_FETCH_OFF);
 
 	if (conf->launchfetchkb <= 0)
 		return LAUNCH_FETCH_OFF;
-	/*
-	 * Files whose residency the kernel would not tell count as missing:
-	 * reading them costs nothing where their pages are cached after all.
-	 */
-	missing = hits->bytes - MIN(hits->resident, hits->bytes);
-	if (missing == 0 || missing * 10 <= hits->bytes)
+	if (launch_hits_cached(hits))
 		return LAUNCH_FETCH_CACHED;
 	/* Each batch moves the clear time on by an interval; a burst may run ahead. */
 	next = MAX(rate->clear_at, now_us) + LAUNCH_FETCH_INTERVAL_US;
@@ -336,8 +345,9 @@ hold_apply(Launch *launch, gint64 now)
 }
 
 /*
- * A launch's probe found its whole set cached: the program needs no disk,
- * so its hold ends at execpause's end (already past: now).
+ * A launch's probe found its set cached (launch_hits_cached()): the
+ * program needs the disk for at most a tenth of it, so its hold ends at
+ * execpause's end (already past: now).
  */
 static void
 hold_release(Launch *launch, const Conf *conf, const char *exe_path, gint64 now)
@@ -366,9 +376,13 @@ measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gin
 	 * Whatever of its set is missing the program reads from the disk,
 	 * where a background batch (after a cache drop, the whole prediction)
 	 * would queue beside it: the hold stays for the start-up window, not
-	 * only execpause, which ends before a cold start does.
+	 * only execpause, which ends before a cold start does. A set cached
+	 * enough to need no urgent batch needs no hold either: held for the
+	 * whole window, every launch of a warm machine spent the hold's
+	 * budget (one per step of the launch benchmark's training: 2.5 of 5
+	 * s granted to the launches measured after it).
 	 */
-	if (is_launch && hits->resident >= hits->bytes)
+	if (is_launch && launch_hits_cached(hits))
 		hold_release(launch, conf, exe->path, now);
 	if (launch->hooks.fetch)
 		launch_fetch(launch, conf, exe, hits, now);

@@ -11,8 +11,9 @@
  *              a cache drop a background batch re-reads the whole
  *              prediction beside it, on a disk that serves all I/O
  *              alike. The probe of its set (below) comes later, from a
- *              worker; if it finds the whole set cached the hold ends
- *              at execpause's end, else it stays. Programs run over and
+ *              worker; if it finds the set cached (at most a tenth
+ *              missing: launch_hits_cached(), as for the urgent
+ *              batch) the hold ends at execpause's end, else it stays. Programs run over and
  *              over (a compiler in a build, a program restarted in a
  *              loop) do not hold: such a machine must still prefetch.
  *              Nor do programs the model does not know: most are short
@@ -185,6 +186,14 @@ typedef struct LaunchStats {
 	guint64 hold_released;/* of which a probe found cached and ended early */
 	guint64 hold_capped;  /* times the budget cut a hold short */
 } LaunchStats;
+
+/*
+ * Whether a learned set measured so is cached enough that its program
+ * needs neither an urgent batch nor the hold past execpause: at most a
+ * tenth of it missing (resident bytes the kernel would not tell count
+ * as missing). Pure.
+ */
+gboolean launch_hits_cached(const LaunchHits *hits);
 
 /*
  * Whether a measured start with these hits gets an urgent batch, at

@@ -695,9 +695,10 @@ launch_fetch_over(const ReadaheadStats *stats, gpointer user_data)
 	d->read_bytes += stats->bytes;
 	g_debug("launch readahead: %u requests in %u files, %" G_GUINT64_FORMAT
 		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
-		" KB already cached, %u failed, %u skipped", stats->requests, stats->files,
-		stats->bytes / 1024, stats->syscalls, stats->resident_bytes / 1024, stats->failed,
-		stats->skipped);
+		" KB already cached or being read by the program, %" G_GUINT64_FORMAT
+		" KB left to it (short runs), %u failed, %u skipped", stats->requests, stats->files,
+		stats->bytes / 1024, stats->syscalls, stats->resident_bytes / 1024,
+		stats->left_bytes / 1024, stats->failed, stats->skipped);
 }
 
 /*

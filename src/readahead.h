@@ -116,6 +116,11 @@ typedef struct ReadaheadStats {
 	guint64 resident_bytes;  /* bytes not requested because they were cached */
 	guint resident_ranges;   /* ranges skipped whole: every page was cached */
 	guint64 probes;          /* cachestat(2) and mincore(2) calls that answered */
+	/*
+	 * urgent batches only: missing bytes not requested, left to the
+	 * starting program (runs under READAHEAD_URGENT_MIN_RUN_BYTES)
+	 */
+	guint64 left_bytes;
 	guint trusted_ranges;    /* of resident_ranges, only spot-checked after a recent probe */
 	/* the I/O class of the threads that read */
 	guint threads;           /* threads that read at least one file */
@@ -209,9 +214,25 @@ void readahead_supersede(Readahead *ra);
  */
 void readahead_hold(Readahead *ra, gint64 until);
 /*
+ * An urgent batch with check_residency reads only runs of missing pages
+ * at least this long, as the page cache has them when it reaches them:
+ * the starting program reads the same files meanwhile, and readahead(2)
+ * skips the pages it has read, so a range it has begun becomes one
+ * request per hole. A request-limited disk charges a 4 KiB hole the
+ * request a 256 KiB read costs (300 requests and 100 MB/s), and the
+ * program reads what is left of a file it is in itself, in the kernel's
+ * own readahead windows. A run is read chunk by chunk, each looked at
+ * first: where the program has begun to read, the batch leaves the run
+ * and goes on with the next long run after it.
+ */
+#define READAHEAD_URGENT_MIN_RUN_BYTES ((guint64)256 * 1024)
+/*
  * Reads the requests (taken) at once in an urgent thread, for a program
  * starting now: never held (readahead_hold()), never superseded, in the
- * best-effort I/O class, with more in flight than a background batch,
+ * best-effort I/O class, with as much in flight as a background batch
+ * (READAHEAD_INFLIGHT_MAX: a demand read of the program queues behind
+ * at most that), only missing runs of at least
+ * READAHEAD_URGENT_MIN_RUN_BYTES with check_residency,
  * and while it runs the background batch starts no new read or open.
  * A batch given while the urgent thread runs is read next by it and
  * counted in the same done, which is called in the default main context

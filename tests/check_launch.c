@@ -347,7 +347,8 @@ END_TEST
  *   - a compiler (cc) started 1,000 times, 1 ms apart from 1 s on, not
  *     cached: one batch (the first start), the others not measured;
  *   - its set cached (resident 95, 5 % missing) a cycle later: measured,
- *     no batch, but the start-up window's hold kept for the 5 % it reads;
+ *     no batch, and its start-up window's hold ended at execpause's end:
+ *     a set cached enough for no batch needs no hold either;
  *   - eight other programs p0..p7 started at once at 30 s, not cached:
  *     p0..p3 read (the burst; cc's batch at 1 s has long cleared), p4..p7
  *     held by the rate bound; p4 again at 31 s is not measured again (same
@@ -401,9 +402,14 @@ START_TEST(test_exec_fetch)
 	ck_assert_uint_eq(h.measured, 2);
 	ck_assert_uint_eq(h.fetched->len, 1);
 	ck_assert_uint_eq(st->cached, 1);
-	/* Cached enough for no batch, but the 5 % it reads from the disk still holds the background. */
-	ck_assert_uint_eq(h.holds->len, 1001);
+	/*
+	 * Cached enough for no batch: the hold until 26 s (21 + 5) ends at
+	 * execpause's end, 22 s (21 + 1).
+	 */
+	ck_assert_uint_eq(h.holds->len, 1002);
 	ck_assert_int_eq(g_array_index(h.holds, gint64, 1000), 26000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1001), 22000000);
+	ck_assert_uint_eq(st->hold_released, 1);
 
 	h.resident = 0;
 	h.now = 30000000;
@@ -441,16 +447,17 @@ START_TEST(test_exec_fetch)
 	launch_exec(launch, model, conf, "/usr/bin/cc");
 	ck_assert_uint_eq(st->cached, 2);
 	/*
-	 * 1,001 holds at 21 s; at 30 s p0..p7 hold until 35 s, one change;
+	 * 1,002 holds at 21 s; at 30 s p0..p7 hold until 35 s, one change;
 	 * at 31 s p4, q and r until 36 s, one more; now cc's start-up hold
 	 * until 46 s, ended at execpause's end (42 s) by the probe.
 	 */
-	ck_assert_uint_eq(h.holds->len, 1005);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1002), 36000000);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1003), 46000000);
-	ck_assert_int_eq(g_array_index(h.holds, gint64, 1004), 42000000);
+	ck_assert_uint_eq(h.holds->len, 1006);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1002), 35000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1003), 36000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1004), 46000000);
+	ck_assert_int_eq(g_array_index(h.holds, gint64, 1005), 42000000);
 	ck_assert_uint_eq(st->holds, 1013);
-	ck_assert_uint_eq(st->hold_released, 1);
+	ck_assert_uint_eq(st->hold_released, 2);
 	ck_assert_uint_eq(st->hold_capped, 0);
 
 	/* Off: a start not cached gets nothing and counts nowhere. */
