@@ -72,6 +72,28 @@ END_TEST
  * resident > bytes / 10) is read; the rate bound lets 4 batches through
  * at once, then one per second.
  */
+/*
+ * Cached enough for neither a batch nor the hold: at most a tenth of the
+ * learned set missing. 100 bytes: 90 resident (10 missing, 10 * 10 <=
+ * 100) is cached, 89 (11 missing) is not; an empty set is; resident
+ * above the set's size (a larger page) counts as all of it.
+ */
+START_TEST(test_hits_cached)
+{
+	const LaunchHits ninety = { 100, 0, 100, 90 };
+	const LaunchHits eighty_nine = { 100, 0, 100, 89 };
+	const LaunchHits none = { 100, 0, 100, 0 };
+	const LaunchHits empty = { 0, 0, 0, 0 };
+	const LaunchHits over = { 100, 0, 100, 4096 };
+
+	ck_assert(launch_hits_cached(&ninety));
+	ck_assert(!launch_hits_cached(&eighty_nine));
+	ck_assert(!launch_hits_cached(&none));
+	ck_assert(launch_hits_cached(&empty));
+	ck_assert(launch_hits_cached(&over));
+}
+END_TEST
+
 START_TEST(test_fetch_decide)
 {
 	g_autoptr(Conf) conf = test_conf();
@@ -742,6 +764,7 @@ launch_suite(void)
 
 	tcase_add_test(tc, test_decide);
 	tcase_add_test(tc, test_exec);
+	tcase_add_test(tc, test_hits_cached);
 	tcase_add_test(tc, test_fetch_decide);
 	tcase_add_test(tc, test_fetch_requests);
 	tcase_add_test(tc, test_fetch_merged);

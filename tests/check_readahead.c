@@ -1839,6 +1839,91 @@ START_TEST(test_supersede_held_batch)
 }
 END_TEST
 
+/* Runs the main loop until rec's done is called (an urgent batch's), at most 20 s. */
+static void
+run_until_done(DoneRecord *rec)
+{
+	guint timeout;
+
+	rec->loop = g_main_loop_new(NULL, FALSE);
+	timeout = g_timeout_add_seconds(20, on_timeout, rec->loop);
+	g_main_loop_run(rec->loop);
+	g_source_remove(timeout);
+	g_main_loop_unref(rec->loop);
+	rec->loop = NULL;
+	ck_assert_uint_eq(rec->calls, 1);
+}
+
+/*
+ * An urgent batch reads only missing runs of at least
+ * READAHEAD_URGENT_MIN_RUN_BYTES (64 pages of 4 KiB), never across
+ * cached pages. 1024 pages; cached: [0,8) [40,41) [300,310) [1000,1024).
+ * Missing: [8,40) = 32 pages, under 64: left to the program (131072
+ * bytes); [41,300) = 259 and [310,1000) = 690 pages: read, (259 + 690) *
+ * 4096 = 3887104 bytes; cached 8 + 1 + 10 + 24 = 43 pages = 176128
+ * bytes. A background batch (and the urgent one before) merged the runs
+ * across the small cached gaps into [8,1000), 992 pages = 4063232 bytes,
+ * one request per hole of what the program had read.
+ */
+START_TEST(test_urgent_reads_long_runs_only)
+{
+	g_autofree char *f = in_dir("urgent-runs");
+	const guint64 cached[] = { 0, 8, 40, 1, 300, 10, 1000, 24, 0, 0 };
+	g_autoptr(GArray) reqs = order_requests_new();
+	DoneRecord rec = { 0 };
+
+	ck_assert_uint_eq(READAHEAD_URGENT_MIN_RUN_BYTES, 64 * 4096);
+	write_sized(f, 4 * MIB);
+	renew_reader(TRUE);
+	cache_pages(f, cached);
+	ck_assert_uint_eq(resident_pages(f, 0, 4 * MIB), 43);
+
+	order_requests_add(reqs, f, 0, 4 * MIB);
+	ck_assert(readahead_start_urgent(ra, g_steal_pointer(&reqs), OPTS_CHECK(SORT_PATH, 0),
+					 on_done, &rec));
+	run_until_done(&rec);
+	ck_assert_uint_eq(rec.stats.bytes, 3887104);
+	ck_assert_uint_eq(rec.stats.left_bytes, 131072);
+	ck_assert_uint_eq(rec.stats.resident_bytes, 176128);
+	ck_assert_uint_eq(rec.stats.failed, 0);
+	/* Everything but the short run [8,40) is cached now. */
+	ck_assert_uint_eq(wait_resident(f, 41 * 4096, 959 * 4096), 959);
+	ck_assert_uint_eq(resident_pages(f, 8 * 4096, 32 * 4096), 0);
+
+	/* A background batch reads the merged run whole. */
+	cache_pages(f, cached);
+	rec.stats = readahead_run_one_checked(f, 0, 4 * MIB);
+	ck_assert_uint_eq(rec.stats.bytes, 4063232);
+	ck_assert_uint_eq(rec.stats.left_bytes, 0);
+}
+END_TEST
+
+/*
+ * A range missing whole but shorter than READAHEAD_URGENT_MIN_RUN_BYTES
+ * is left to the program: 100 KiB of a file not cached at all.
+ */
+START_TEST(test_urgent_short_range_left)
+{
+	g_autofree char *f = in_dir("urgent-short");
+	g_autoptr(GArray) reqs = order_requests_new();
+	DoneRecord rec = { 0 };
+
+	write_sized(f, MIB);
+	renew_reader(TRUE);
+	drop_cache(f);
+	ck_assert_uint_eq(resident_pages(f, 0, MIB), 0);
+	order_requests_add(reqs, f, 0, 100 * 1024);
+	ck_assert(readahead_start_urgent(ra, g_steal_pointer(&reqs), OPTS_CHECK(SORT_PATH, 0),
+					 on_done, &rec));
+	run_until_done(&rec);
+	ck_assert_uint_eq(rec.stats.bytes, 0);
+	ck_assert_uint_eq(rec.stats.syscalls, 0);
+	ck_assert_uint_eq(rec.stats.left_bytes, 100 * 1024);
+	ck_assert_uint_eq(rec.stats.resident_bytes, 0);
+	ck_assert_uint_eq(resident_pages(f, 0, MIB), 0);
+}
+END_TEST
+
 /*
  * An urgent batch is not held: with every read held for a minute, the
  * background batch waits while the urgent one reads its 3 files and
@@ -2127,6 +2212,8 @@ readahead_suite(void)
 		tcase_add_test(tc, test_residency_trusted_probe);
 	TU_ADD_TEST_UNLESS(tc, test_residency_half_read, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_runs_and_gaps, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_urgent_reads_long_runs_only, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_urgent_short_range_left, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_unaligned_range, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_windows, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_untrusted_mincore,
