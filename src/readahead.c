@@ -893,8 +893,9 @@ batch_add_dir(Batch *batch, const char *path)
 
 /*
  * Lists the directory dir to its end and, if it has at most
- * READAHEAD_WARM_ENTRIES entries, looks each one up; returns how many
- * were, or -1 if it could not be opened. The listing reads every block
+ * READAHEAD_WARM_ENTRIES entries, looks each one up, each lookup held
+ * (readahead_hold()) and stopped as a chunk is; returns how many were,
+ * or -1 if it could not be opened. The listing reads every block
  * of the directory, so later lookups in it, found or not, need no
  * directory read; the lookups read the inode table blocks of its
  * entries. Nothing is followed: not a final symlink (O_NOFOLLOW,
@@ -903,7 +904,7 @@ batch_add_dir(Batch *batch, const char *path)
  * attributes (AT_STATX_DONT_SYNC).
  */
 static gint64
-warm_dir(const char *dir)
+warm_dir(Batch *batch, const char *dir)
 {
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
 	gboolean over = FALSE;
@@ -934,6 +935,15 @@ warm_dir(const char *dir)
 	for (guint i = 0; i < names->len; i++) {
 		struct statx stx;
 
+		/*
+		 * Each lookup may read an inode table block (ext4 reads 32 of
+		 * them at a time): held and stopped as a chunk is, not only per
+		 * directory. A launch that began while 500 entries were looked
+		 * up otherwise waited behind all of their reads.
+		 */
+		hold_wait(batch);
+		if (batch_stopped(batch))
+			break;
 		if (statx(dirfd(d), names->pdata[i],
 			  AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
 			  STATX_TYPE | STATX_INO, &stx) == 0)
@@ -955,7 +965,7 @@ warm_slice_dirs(Batch *batch)
 		hold_wait(batch);
 		if (batch_stopped(batch))
 			break;
-		n = warm_dir(batch->dirs_todo->pdata[i]);
+		n = warm_dir(batch, batch->dirs_todo->pdata[i]);
 		batch_alive(batch);
 		if (n < 0)
 			continue;
