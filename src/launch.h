@@ -49,7 +49,11 @@
  *              the program for it lost: on the launch benchmark's disk a
  *              cold perl start that loads 200 small modules took 30 %
  *              longer and 30 % more requests with them read beside it.
- *              A set of small files only gets nothing read.
+ *              A set of small files only gets nothing read. The
+ *              reader then reads of it only the missing runs of at
+ *              least READAHEAD_URGENT_MIN_RUN_BYTES, as the program
+ *              leaves them when each chunk comes (readahead.h): by
+ *              then the program has read much of its set itself.
  *
  * The decisions are pure (launch_decide(), on a model time and a
  * monotonic time passed in); launch_exec() applies them through hooks,
