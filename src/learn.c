@@ -1517,6 +1517,8 @@ learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_pat
 	} else if (add->len > 0) {
 		g_debug("exe %s: %u ranges, %" G_GUINT64_FORMAT " bytes learned from its start-up reads",
 			exe_path, add->len, added);
+	} else {
+		result = LEARN_READ_UNCHANGED;
 	}
 	learn->stats.learned++;
 	model->dirty = TRUE;

@@ -212,7 +212,8 @@ typedef enum {
 	LEARN_READ_IGNORED,   /* not learned: exeprefix, learnexec off, or a bad exe */
 	LEARN_READ_TOO_SMALL, /* an unknown exe whose read set is below minsize: now a bad exe */
 	LEARN_READ_ADMITTED,  /* an unknown exe admitted from its read set */
-	LEARN_READ_ADDED,     /* a known exe; its new ranges (maybe none) were added */
+	LEARN_READ_ADDED,     /* a known exe; its new ranges were added */
+	LEARN_READ_UNCHANGED, /* a known exe that had all of them already (or its caps are full) */
 } LearnRead;
 
 LearnRead learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_path,

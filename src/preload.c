@@ -748,15 +748,19 @@ on_watch_exec(const char *path, pid_t pid, gpointer user_data)
 		scan_saw_exec(cycle_get_scan(d->cycle), d->model, d->conf, path);
 }
 
-static void
+static gboolean
 on_watch_learned(const char *exe, GArray *ranges, gpointer user_data)
 {
 	Daemon *d = user_data;
+	LearnRead result;
 
-	if (d->conf->doscan &&
-	    learn_read_set(cycle_get_learn(d->cycle), d->model, d->conf, exe, ranges,
-			   d->model->time) == LEARN_READ_TOO_SMALL)
+	if (!d->conf->doscan)
+		return FALSE;
+	result = learn_read_set(cycle_get_learn(d->cycle), d->model, d->conf, exe, ranges,
+				d->model->time);
+	if (result == LEARN_READ_TOO_SMALL)
 		scan_forget_exec(cycle_get_scan(d->cycle), exe);
+	return result == LEARN_READ_ADDED || result == LEARN_READ_ADMITTED;
 }
 
 /*

@@ -349,12 +349,13 @@ dump_hits(GPtrArray *lines, const ReportSnapshot *snap)
 	if (snap->watching)
 		add_line(lines, "watch: %s; %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
 			 " starts, %" G_GUINT64_FORMAT " start-up windows, %" G_GUINT64_FORMAT
-			 " opens recorded, %" G_GUINT64_FORMAT " read sets learned, %"
+			 " opens recorded, %" G_GUINT64_FORMAT " read sets learned, %" G_GUINT64_FORMAT
+			 " windows that taught nothing, %"
 			 G_GUINT64_FORMAT " queue overflows; of the events, %" G_GUINT64_FORMAT
 			 " by descriptor and %" G_GUINT64_FORMAT " by file handle (%" G_GUINT64_FORMAT
 			 " handles resolved, %" G_GUINT64_FORMAT " unknown info records skipped)",
 			 snap->watch_text, ws->events, ws->starts, ws->windows,
-			 ws->recorded, ws->learned, ws->overflows, ws->events - MIN(ws->events, ws->fid_events),
+			 ws->recorded, ws->learned, ws->untaught, ws->overflows, ws->events - MIN(ws->events, ws->fid_events),
 			 ws->fid_events, ws->handles, ws->unknown_records);
 	else
 		add_line(lines, "watch: off (%s); starts are counted by the scan", snap->watch_text);

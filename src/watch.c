@@ -157,11 +157,19 @@ typedef struct PidState {
 	GHashTable *recorded; /* paths in window->files, borrowed from them */
 } PidState;
 
+/* The rate limit of one executable's windows. */
+typedef struct RateEntry {
+	gint64 start;         /* us, of its last window */
+	gint64 interval;      /* us, until its next window: interval_us, doubled by
+			       * every window that taught nothing new */
+} RateEntry;
+
 struct WatchTracker {
 	WatchLimits limits;   /* the prefix lists are owned copies */
 	pid_t self;
 	GHashTable *pids;     /* GINT_TO_POINTER(pid) -> PidState * */
-	GHashTable *last_window; /* exe path (owned) -> gint64 * start of its last window */
+	GHashTable *last_window; /* exe path (owned) -> RateEntry * */
+	guint open_windows;   /* pids whose window is open */
 	GPtrArray *finished;  /* WatchWindow *, ended, not yet handed out */
 };
 
@@ -239,6 +247,7 @@ end_window(WatchTracker *tracker, PidState *st)
 		return;
 	g_clear_pointer(&st->recorded, g_hash_table_unref);
 	g_ptr_array_add(tracker->finished, g_steal_pointer(&st->window));
+	tracker->open_windows--;
 }
 
 /*
@@ -274,7 +283,7 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 		   WatchImageKind kind, gboolean asks_interp, gint64 now)
 {
 	PidState *st;
-	const gint64 *last;
+	RateEntry *last;
 
 	g_return_val_if_fail(tracker != NULL, WATCH_EXEC_SELF);
 	g_return_val_if_fail(path != NULL, WATCH_EXEC_SELF);
@@ -316,7 +325,7 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 	last = g_hash_table_lookup(tracker->last_window, path);
 	/* Not followed (a full table) or rate limited: only counted. */
 	if (!st || tracker->limits.max_files == 0 ||
-	    (last && now - *last < tracker->limits.interval_us && now >= *last) ||
+	    (last && now - last->start < last->interval && now >= last->start) ||
 	    (!last && g_hash_table_size(tracker->last_window) >= WATCH_MAX_RATED))
 		return WATCH_EXEC_COUNTED;
 
@@ -326,14 +335,15 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 	st->window->start = now;
 	st->window->files = g_ptr_array_new_with_free_func(watch_file_free);
 	st->recorded = g_hash_table_new(g_str_hash, g_str_equal);
+	tracker->open_windows++;
 	/* The program's own file is the first thing its start needs. */
 	(void)record_file(tracker, st, path, size, NULL);
-	{
-		gint64 *start = g_new(gint64, 1);
-
-		*start = now;
-		g_hash_table_replace(tracker->last_window, g_strdup(path), start);
+	if (!last) {
+		last = g_new(RateEntry, 1);
+		last->interval = tracker->limits.interval_us;
+		g_hash_table_replace(tracker->last_window, g_strdup(path), last);
 	}
+	last->start = now;
 	return WATCH_EXEC_WINDOW;
 }
 
@@ -397,12 +407,19 @@ watch_tracker_expire(WatchTracker *tracker, gint64 now, WatchAliveFunc alive, gp
 			g_hash_table_iter_remove(&iter);
 	}
 
-	/* The rate limit only needs starts within one interval. */
+	/*
+	 * The rate limit needs starts within one interval; a backed-off
+	 * program's entry stays for twice its interval, so that a program
+	 * started again within it keeps its pace, and one started rarely
+	 * gets a window at each start.
+	 */
 	g_hash_table_iter_init(&iter, tracker->last_window);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		gint64 start = *(gint64 *)value;
+		const RateEntry *last = value;
+		gint64 keep = last->interval > tracker->limits.interval_us ? 2 * last->interval
+									    : last->interval;
 
-		if (now - start >= tracker->limits.interval_us || now < start)
+		if (now - last->start >= keep || now < last->start)
 			g_hash_table_iter_remove(&iter);
 	}
 
@@ -410,6 +427,43 @@ watch_tracker_expire(WatchTracker *tracker, gint64 now, WatchAliveFunc alive, gp
 	tracker->finished = g_ptr_array_new_with_free_func(window_destroy);
 	g_ptr_array_sort(done, compare_window_start);
 	return done;
+}
+
+void
+watch_tracker_learned(WatchTracker *tracker, const char *exe, gboolean taught)
+{
+	RateEntry *last;
+
+	g_return_if_fail(tracker != NULL);
+	g_return_if_fail(exe != NULL);
+
+	last = g_hash_table_lookup(tracker->last_window, exe);
+	if (!last)
+		return;
+	if (taught)
+		last->interval = tracker->limits.interval_us;
+	else if (last->interval < tracker->limits.interval_us * WATCH_BACKOFF_MAX)
+		last->interval *= 2;
+}
+
+gint64
+watch_tracker_interval(const WatchTracker *tracker, const char *exe)
+{
+	const RateEntry *last;
+
+	g_return_val_if_fail(tracker != NULL, 0);
+	g_return_val_if_fail(exe != NULL, 0);
+
+	last = g_hash_table_lookup(tracker->last_window, exe);
+	return last ? last->interval : 0;
+}
+
+guint
+watch_tracker_windows(const WatchTracker *tracker)
+{
+	g_return_val_if_fail(tracker != NULL, 0);
+
+	return tracker->open_windows;
 }
 
 gboolean
@@ -1221,6 +1275,22 @@ learn_job_run(FsJobCtx *ctx, gpointer data)
 	}
 }
 
+/* A finished window's ranges go to the model; what it taught sets the program's pace. */
+static void
+window_learned(Watch *watch, const char *exe, GArray *ranges)
+{
+	gboolean taught = FALSE;
+
+	if (ranges->len > 0) {
+		watch->stats.learned++;
+		taught = !watch->callbacks.learned ||
+			 watch->callbacks.learned(exe, ranges, watch->user_data);
+	}
+	if (!taught)
+		watch->stats.untaught++;
+	watch_tracker_learned(watch->tracker, exe, taught);
+}
+
 static void
 learn_job_done(FsJobStatus status, gpointer data, gpointer user_data)
 {
@@ -1229,11 +1299,9 @@ learn_job_done(FsJobStatus status, gpointer data, gpointer user_data)
 	Watch *watch = sink->watch;
 
 	/* Abandoned: the fsjob stats count it; the window is not learned. */
-	if (status != FSJOB_DONE || !watch || job->ranges->len == 0)
+	if (status != FSJOB_DONE || !watch)
 		return;
-	watch->stats.learned++;
-	if (watch->callbacks.learned)
-		watch->callbacks.learned(job->exe, job->ranges, watch->user_data);
+	window_learned(watch, job->exe, job->ranges);
 }
 
 static void
@@ -1289,11 +1357,7 @@ finish_windows(Watch *watch)
 		 */
 		for (guint j = 0; j < window->files->len; j++)
 			learn_file(g_ptr_array_index(window->files, j), ranges);
-		if (ranges->len == 0)
-			continue;
-		watch->stats.learned++;
-		if (watch->callbacks.learned)
-			watch->callbacks.learned(window->exe, ranges, watch->user_data);
+		window_learned(watch, window->exe, ranges);
 	}
 }
 

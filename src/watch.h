@@ -174,6 +174,25 @@ GPtrArray *watch_tracker_expire(WatchTracker *tracker, gint64 now,
 /* Whether the tracker holds anything that expire() must look at later. */
 gboolean watch_tracker_busy(const WatchTracker *tracker);
 
+/* How many windows are open now (not yet ended). */
+guint watch_tracker_windows(const WatchTracker *tracker);
+
+/*
+ * What exe's last window taught: taught is FALSE when the model gained
+ * nothing from it (no new range, or a program not modelled). A window is
+ * costly (every file it records is resolved, named and, at its end,
+ * probed with mincore) and a program started over and over by a build
+ * opens the same files each time: every window that taught nothing
+ * doubles the time to that program's next window, up to
+ * WATCH_BACKOFF_MAX times interval_us; one that taught something brings
+ * it back to interval_us. Nothing if exe has no rate entry (expired).
+ */
+void watch_tracker_learned(WatchTracker *tracker, const char *exe, gboolean taught);
+#define WATCH_BACKOFF_MAX 16
+
+/* The time (us) from exe's last window to its next one; 0 if none is kept. */
+gint64 watch_tracker_interval(const WatchTracker *tracker, const char *exe);
+
 /* ---- executable images (pure) ---- */
 
 /*
@@ -369,8 +388,12 @@ GArray *watch_ranges_new(void);
 typedef struct WatchCallbacks {
 	/* An accepted program started (pid may be gone already). */
 	void (*exec)(const char *exe, pid_t pid, gpointer user_data);
-	/* A start-up window ended: ranges (WatchRange) is the learned read set. */
-	void (*learned)(const char *exe, GArray *ranges, gpointer user_data);
+	/*
+	 * A start-up window ended: ranges (WatchRange) is the learned read
+	 * set. Returns whether the model gained anything from it (the pace of
+	 * that program's next windows, watch_tracker_learned()).
+	 */
+	gboolean (*learned)(const char *exe, GArray *ranges, gpointer user_data);
 } WatchCallbacks;
 
 typedef struct WatchStats {
@@ -381,6 +404,8 @@ typedef struct WatchStats {
 	guint64 recorded;     /* of those, recorded in a window */
 	guint64 windows;      /* windows opened */
 	guint64 learned;      /* windows finished with a non-empty read set */
+	guint64 untaught;     /* windows from which the model gained nothing (see
+			       * watch_tracker_learned()) */
 	guint64 overflows;    /* times the kernel's queue overflowed (events lost, uncountable) */
 	guint64 nofd;         /* events lost: the kernel could not make their descriptor */
 	guint64 read_errors;  /* reads that failed (an event is lost with each) */

@@ -1713,6 +1713,14 @@ START_TEST(test_read_set_identity)
 	map = model_lookup_map(model, plain, 0, 0x2000);
 	ck_assert_ptr_nonnull(map);
 	ck_assert_uint_ne(map->file.ino, 0);   /* the file check's lstat */
+	/* The same start again teaches nothing (the watcher backs off); one more range does. */
+	ck_assert_int_eq(learn_read_set(learn, model, conf, cc_path, ranges, 13),
+			 LEARN_READ_UNCHANGED);
+	ck_assert_uint_eq(count_origin(cc, EXEMAP_READ), 4);
+	add_range(ranges, "files/plain.h", 0x2000, 0x1000);
+	make_file("files/plain.h", 0x3000);
+	ck_assert_int_eq(learn_read_set(learn, model, conf, cc_path, ranges, 14), LEARN_READ_ADDED);
+	ck_assert_uint_eq(count_origin(cc, EXEMAP_READ), 5);
 	learn_set_file_check(learn, NULL, NULL);
 }
 END_TEST

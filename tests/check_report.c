@@ -195,6 +195,7 @@ START_TEST(test_dump_paused)
 {
 	ProcPressure pressure = { 1234 };
 	WatchStats ws = { .events = 10, .starts = 4, .windows = 3, .recorded = 20, .learned = 2,
+			  .untaught = 5,
 			  .overflows = 1, .foreign = 6, .translated = 9, .fid_events = 3,
 			  .handles = 2, .unknown_records = 1 };
 	g_autoptr(ReportSnapshot) snap = NULL;
@@ -221,7 +222,8 @@ START_TEST(test_dump_paused)
 			 "by their path here, 6 not used (no path here)");
 	ck_assert_str_eq(lines->pdata[13],
 			 "watch: fanotify on 1 file system; 10 events, 4 starts, 3 start-up windows, "
-			 "20 opens recorded, 2 read sets learned, 1 queue overflows; of the events, 7 "
+			 "20 opens recorded, 2 read sets learned, 5 windows that taught nothing, 1 queue "
+			 "overflows; of the events, 7 "
 			 "by descriptor and 3 by file handle (2 handles resolved, 1 unknown info "
 			 "records skipped)");
 }

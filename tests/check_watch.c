@@ -323,6 +323,76 @@ START_TEST(test_tracker_bounds)
 }
 END_TEST
 
+/*
+ * A program whose windows teach nothing gets them ever more rarely: each
+ * such window doubles the time to the next (20, 40, 80... s, at most
+ * WATCH_BACKOFF_MAX = 16 times 20 s), one that teaches something brings
+ * it back to 20 s, and an entry not used for twice its interval is
+ * forgotten (the next start has a window at once).
+ */
+static int
+exec_at(WatchTracker *t, pid_t pid, gint64 s)
+{
+	g_autoptr(GPtrArray) done = watch_tracker_expire(t, s * G_USEC_PER_SEC, NULL, NULL);
+
+	return (int)watch_tracker_exec(t, pid, "/bin/cc1", 1, WATCH_IMAGE_ELF, FALSE,
+				       s * G_USEC_PER_SEC);
+}
+
+START_TEST(test_tracker_backoff)
+{
+	static char bin[] = "/bin/";
+	char *exe[] = { bin, NULL };
+	WatchLimits limits = { 5 * G_USEC_PER_SEC, 20 * G_USEC_PER_SEC, 3, exe, exe };
+	g_autoptr(WatchTracker) t = watch_tracker_new(&limits, SELF_PID);
+	const gint64 s = G_USEC_PER_SEC;
+
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 0);
+	ck_assert_int_eq(exec_at(t, 200, 0), WATCH_EXEC_WINDOW);
+	ck_assert_uint_eq(watch_tracker_windows(t), 1);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 20 * s);
+	/* Taught nothing: 40 s from the window at 0. */
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 40 * s);
+	ck_assert_int_eq(exec_at(t, 201, 25), WATCH_EXEC_COUNTED);
+	ck_assert_uint_eq(watch_tracker_windows(t), 0);
+	ck_assert_int_eq(exec_at(t, 202, 39), WATCH_EXEC_COUNTED);
+	ck_assert_int_eq(exec_at(t, 203, 40), WATCH_EXEC_WINDOW);
+	/* Twice more: 80, then 160 s. */
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(exec_at(t, 204, 119), WATCH_EXEC_COUNTED);
+	ck_assert_int_eq(exec_at(t, 205, 120), WATCH_EXEC_WINDOW);
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 160 * s);
+	/* Capped at 16 x 20 s = 320 s. */
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 320 * s);
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 320 * s);
+	ck_assert_int_eq(exec_at(t, 206, 439), WATCH_EXEC_COUNTED);
+	ck_assert_int_eq(exec_at(t, 207, 440), WATCH_EXEC_WINDOW);
+	/* Something new: back to 20 s. */
+	watch_tracker_learned(t, "/bin/cc1", TRUE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 20 * s);
+	ck_assert_int_eq(exec_at(t, 208, 459), WATCH_EXEC_COUNTED);
+	ck_assert_int_eq(exec_at(t, 209, 460), WATCH_EXEC_WINDOW);
+	/* Backed off to 40 s, then not started for 80 s: forgotten, a window at once. */
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(exec_at(t, 210, 539), WATCH_EXEC_WINDOW);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 40 * s);
+	{
+		g_autoptr(GPtrArray) done = watch_tracker_expire(t, 620 * s, NULL, NULL);
+	}
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 0);
+	ck_assert_int_eq(exec_at(t, 211, 621), WATCH_EXEC_WINDOW);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 20 * s);
+	/* An exe the tracker does not rate is left alone. */
+	watch_tracker_learned(t, "/bin/other", FALSE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/other"), 0);
+}
+END_TEST
+
 /* ---- mounts and file system classes ---- */
 
 /* Four lines as proc(5) prints them: optional fields, an escaped space, FUSE, NFS. */
@@ -934,6 +1004,7 @@ watch_suite(void)
 	tcase_add_loop_test(tc, test_tracker, 0, G_N_ELEMENTS(tracker_cases));
 	tcase_add_test(tc, test_tracker_no_files);
 	tcase_add_test(tc, test_tracker_bounds);
+	tcase_add_test(tc, test_tracker_backoff);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mounts");
