@@ -430,6 +430,18 @@ typedef struct WatchStats {
 				  system is no longer in the table, or the record was bad */
 	guint64 unknown_records; /* info records of an unknown type, skipped */
 	/*
+	 * Where the main thread's time goes (CLOCK_THREAD_CPUTIME_ID, us):
+	 * reading and handling the descriptor group (exec events, and the
+	 * daemon's work on each start: the launch policy, the hit
+	 * measurement's submission), the handle group (plain opens), and the
+	 * ends of windows (their files are probed on the file-system jobs'
+	 * threads, not counted here). wakeups: times the queues were read.
+	 */
+	guint64 cpu_desc_us;
+	guint64 cpu_fid_us;
+	guint64 cpu_window_us;
+	guint64 wakeups;
+	/*
 	 * With netfs, network and FUSE file systems come from a group of
 	 * their own that a thread marks and reads (see watch_new).
 	 */
