@@ -475,6 +475,115 @@ watch_tracker_busy(const WatchTracker *tracker)
 	       g_hash_table_size(tracker->last_window) > 0;
 }
 
+/* ---- the names of executed files ------------------------------------------ */
+
+struct WatchExecNames {
+	GHashTable *table;    /* WatchExecKey * (owned) -> WatchExecName * (owned) */
+};
+
+static guint
+exec_key_hash(gconstpointer p)
+{
+	const WatchExecKey *k = p;
+	guint64 h = k->id.ino * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15) ^ k->id.dev ^
+		    (guint64)k->ctime ^ ((guint64)k->mnt_id << 32);
+
+	return (guint)(h ^ (h >> 32));
+}
+
+static gboolean
+exec_key_equal(gconstpointer a, gconstpointer b)
+{
+	const WatchExecKey *x = a, *y = b;
+
+	return x->id.dev == y->id.dev && x->id.ino == y->id.ino && x->id.size == y->id.size &&
+	       x->id.mtime == y->id.mtime && x->ctime == y->ctime && x->mnt_id == y->mnt_id;
+}
+
+static void
+exec_name_free(gpointer data)
+{
+	WatchExecName *name = data;
+
+	g_free(name->raw);
+	g_free(name);
+}
+
+WatchExecNames *
+watch_exec_names_new(void)
+{
+	WatchExecNames *names = g_new0(WatchExecNames, 1);
+
+	names->table = g_hash_table_new_full(exec_key_hash, exec_key_equal, g_free, exec_name_free);
+	return names;
+}
+
+void
+watch_exec_names_free(WatchExecNames *names)
+{
+	if (!names)
+		return;
+	g_hash_table_unref(names->table);
+	g_free(names);
+}
+
+static gboolean
+exec_name_fresh(const WatchExecName *name, gint64 now)
+{
+	return now >= name->stored && now - name->stored < WATCH_EXEC_NAME_TTL_US;
+}
+
+const WatchExecName *
+watch_exec_names_lookup(WatchExecNames *names, const WatchExecKey *key, gint64 now)
+{
+	const WatchExecName *name;
+
+	g_return_val_if_fail(names != NULL && key != NULL, NULL);
+
+	if (key->id.ino == 0)
+		return NULL;
+	name = g_hash_table_lookup(names->table, key);
+	return name && exec_name_fresh(name, now) ? name : NULL;
+}
+
+void
+watch_exec_names_store(WatchExecNames *names, const WatchExecKey *key, const char *raw,
+		       WatchImageKind kind, gboolean asks_interp, gint64 now)
+{
+	WatchExecName *name;
+
+	g_return_if_fail(names != NULL && key != NULL && raw != NULL);
+
+	if (key->id.ino == 0)
+		return;
+	if (g_hash_table_size(names->table) >= WATCH_EXEC_NAMES_MAX &&
+	    !g_hash_table_contains(names->table, key)) {
+		GHashTableIter iter;
+		gpointer value;
+
+		g_hash_table_iter_init(&iter, names->table);
+		while (g_hash_table_iter_next(&iter, NULL, &value))
+			if (!exec_name_fresh(value, now))
+				g_hash_table_iter_remove(&iter);
+		if (g_hash_table_size(names->table) >= WATCH_EXEC_NAMES_MAX)
+			g_hash_table_remove_all(names->table);
+	}
+	name = g_new(WatchExecName, 1);
+	name->raw = g_strdup(raw);
+	name->kind = kind;
+	name->asks_interp = asks_interp;
+	name->stored = now;
+	g_hash_table_replace(names->table, g_memdup2(key, sizeof(*key)), name);
+}
+
+guint
+watch_exec_names_size(const WatchExecNames *names)
+{
+	g_return_val_if_fail(names != NULL, 0);
+
+	return g_hash_table_size(names->table);
+}
+
 /* ---- executable images ---------------------------------------------------- */
 
 static guint64
@@ -1134,6 +1243,7 @@ struct Watch {
 	WatchStats stats;
 	gboolean overflow_logged;
 	MountIds *mounts;         /* the mounts of event files, by id (see event_path) */
+	WatchExecNames *exec_names; /* executed files named and classified lately */
 	FsJobPool *fsjobs;        /* learns finished windows on workers (borrowed), or NULL */
 	WatchSink *sink;          /* what those jobs' results find: this watcher, while it lives */
 	struct NetReader *net;    /* the netfs group and its thread (netfs), or NULL */
@@ -1428,6 +1538,7 @@ add_dev_once(GArray *devs, dev_t dev)
 typedef struct EventFile {
 	MapFileId id;         /* st_dev, st_ino, st_size, st_mtim (the inode and
 			       * time left 0 if the kernel did not tell them) */
+	gint64 ctime;         /* ns, st_ctim (0 if the kernel did not tell it) */
 	guint mnt_id;         /* the id of the mount it was opened through */
 	gboolean has_mnt_id;  /* the kernel told it (STATX_MNT_ID: Linux 5.8) */
 } EventFile;
@@ -1449,7 +1560,7 @@ typedef struct EventFile {
 static gboolean
 stat_event_fd(int fd, EventFile *file, dev_t *dev)
 {
-	unsigned int mask = STATX_TYPE | STATX_SIZE | STATX_INO | STATX_MTIME;
+	unsigned int mask = STATX_TYPE | STATX_SIZE | STATX_INO | STATX_MTIME | STATX_CTIME;
 	struct statx stx;
 
 #ifdef STATX_MNT_ID
@@ -1469,6 +1580,9 @@ stat_event_fd(int fd, EventFile *file, dev_t *dev)
 		file->id.mtime = stx.stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) +
 				 stx.stx_mtime.tv_nsec;
 	}
+	if (stx.stx_mask & STATX_CTIME)
+		file->ctime = stx.stx_ctime.tv_sec * G_GINT64_CONSTANT(1000000000) +
+			      stx.stx_ctime.tv_nsec;
 #ifdef STATX_MNT_ID
 	if (stx.stx_mask & STATX_MNT_ID) {
 		file->mnt_id = (guint)stx.stx_mnt_id;
@@ -1581,11 +1695,29 @@ handle_exec(Watch *watch, pid_t pid, int fd, gint64 now)
 	WatchImageKind kind;
 	EventFile file;
 
+	WatchExecKey key;
+	const WatchExecName *known;
+	char *raw;
+
 	watch->stats.execs++;
 	if (!event_file(watch, fd, &file))
 		return;
+	/* A file executed a moment ago: named and classified then (see WatchExecNames). */
+	key = (WatchExecKey){ .id = file.id, .ctime = file.ctime, .mnt_id = file.mnt_id };
+	if (file.ctime == 0 || !file.has_mnt_id)
+		key.id.ino = 0;
+	known = watch_exec_names_lookup(watch->exec_names, &key, now);
+	if (known) {
+		watch->stats.exec_names_reused++;
+		handle_exec_of(watch, pid, g_strdup(known->raw), &file, known->kind,
+			       known->asks_interp, now);
+		return;
+	}
 	kind = examine_image(fd, &asks_interp);
-	handle_exec_of(watch, pid, proc_fd_path(fd), &file, kind, asks_interp, now);
+	raw = proc_fd_path(fd);
+	if (raw)
+		watch_exec_names_store(watch->exec_names, &key, raw, kind, asks_interp, now);
+	handle_exec_of(watch, pid, raw, &file, kind, asks_interp, now);
 }
 
 /* An open in pid's window of a file named path here (taken), of identity file. */
@@ -3112,6 +3244,7 @@ watch_make(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data
 	watch->buffer = g_malloc(EVENT_BUFFER);
 	watch->fid_buffer = g_malloc(EVENT_BUFFER);
 	watch->mounts = mountids_new();
+	watch->exec_names = watch_exec_names_new();
 	watch->sink = g_rc_box_new0(WatchSink);
 	watch->sink->watch = watch;
 
@@ -3205,6 +3338,7 @@ watch_free(Watch *watch)
 	g_array_unref(watch->remote_devs);
 	g_array_unref(watch->marked_devs);
 	mountids_free(watch->mounts);
+	watch_exec_names_free(watch->exec_names);
 	if (watch->sink) {
 		watch->sink->watch = NULL;  /* jobs still out find no watcher */
 		g_rc_box_release(watch->sink);

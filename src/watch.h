@@ -193,6 +193,57 @@ void watch_tracker_learned(WatchTracker *tracker, const char *exe, gboolean taug
 /* The time (us) from exe's last window to its next one; 0 if none is kept. */
 gint64 watch_tracker_interval(const WatchTracker *tracker, const char *exe);
 
+/* ---- the names of executed files (pure) ---- */
+
+/*
+ * A build starts the same few programs thousands of times, and each exec
+ * event's file was named (its link in /proc/self/fd read, a path walk in
+ * procfs) and classified (its first 4 KiB read) anew. The cache keeps,
+ * per executed file, what those gave, keyed by what the event's statx
+ * tells for free: device, inode, size, mtime, ctime (a rename or a
+ * chmod changes it) and the mount the file was opened through. A file
+ * replaced by an upgrade is a new inode; an inode reused has new times.
+ * A directory above the file renamed changes nothing the key holds, so
+ * an entry is trusted for WATCH_EXEC_NAME_TTL_US only.
+ */
+typedef struct WatchExecKey {
+	MapFileId id;         /* dev, ino, size, mtime; ino 0: not cacheable */
+	gint64 ctime;         /* ns */
+	guint mnt_id;
+} WatchExecKey;
+
+typedef struct WatchExecName {
+	char *raw;            /* /proc/self/fd's name of the file, owned */
+	WatchImageKind kind;
+	gboolean asks_interp;
+	gint64 stored;        /* us, when it was named */
+} WatchExecName;
+
+#define WATCH_EXEC_NAME_TTL_US (60 * G_USEC_PER_SEC)
+#define WATCH_EXEC_NAMES_MAX 1024
+
+typedef struct WatchExecNames WatchExecNames;
+
+WatchExecNames *watch_exec_names_new(void);
+void watch_exec_names_free(WatchExecNames *names);
+
+/* The entry of key stored less than WATCH_EXEC_NAME_TTL_US before now, or NULL (borrowed). */
+const WatchExecName *watch_exec_names_lookup(WatchExecNames *names, const WatchExecKey *key,
+					     gint64 now);
+
+/*
+ * Stores raw (copied), kind and asks_interp for key at now. At most
+ * WATCH_EXEC_NAMES_MAX entries: a full cache drops its expired entries,
+ * and if none was, all of them. Nothing for a key whose inode is 0.
+ */
+void watch_exec_names_store(WatchExecNames *names, const WatchExecKey *key, const char *raw,
+			    WatchImageKind kind, gboolean asks_interp, gint64 now);
+
+/* Entries held now. */
+guint watch_exec_names_size(const WatchExecNames *names);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchExecNames, watch_exec_names_free)
+
 /* ---- executable images (pure) ---- */
 
 /*
@@ -437,6 +488,8 @@ typedef struct WatchStats {
 	 * ends of windows (their files are probed on the file-system jobs'
 	 * threads, not counted here). wakeups: times the queues were read.
 	 */
+	guint64 exec_names_reused; /* exec events whose file was named and classified
+				    * already (WatchExecNames) */
 	guint64 cpu_desc_us;
 	guint64 cpu_fid_us;
 	guint64 cpu_window_us;

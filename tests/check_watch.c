@@ -393,6 +393,71 @@ START_TEST(test_tracker_backoff)
 }
 END_TEST
 
+/*
+ * The names of executed files: a hit needs the same device, inode, size,
+ * mtime, ctime and mount, and a store younger than 60 s; a key without an
+ * inode is never stored; a full cache drops its stale entries first, and
+ * all of them when none is stale.
+ */
+START_TEST(test_exec_names)
+{
+	g_autoptr(WatchExecNames) names = watch_exec_names_new();
+	const gint64 s = G_USEC_PER_SEC;
+	WatchExecKey key = { .id = { .dev = 0xfe00, .ino = 77, .size = 4096, .mtime = 5 },
+			     .ctime = 9, .mnt_id = 21 };
+	WatchExecKey other;
+	const WatchExecName *name;
+
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &key, 0));
+	watch_exec_names_store(names, &key, "/usr/bin/cc1", WATCH_IMAGE_ELF, TRUE, 10 * s);
+	name = watch_exec_names_lookup(names, &key, 10 * s);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_str_eq(name->raw, "/usr/bin/cc1");
+	ck_assert_int_eq(name->kind, WATCH_IMAGE_ELF);
+	ck_assert(name->asks_interp);
+	ck_assert_ptr_nonnull(watch_exec_names_lookup(names, &key, 70 * s - 1));
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &key, 70 * s));
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &key, 9 * s));   /* clock went back */
+	/* Each field of the key tells another file. */
+	other = key; other.ctime = 10;   /* renamed, chmod */
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &other, 11 * s));
+	other = key; other.mnt_id = 22;  /* through another mount */
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &other, 11 * s));
+	other = key; other.id.mtime = 6;
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &other, 11 * s));
+	other = key; other.id.size = 4097;
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &other, 11 * s));
+	other = key; other.id.dev = 0xfe01;
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &other, 11 * s));
+	/* No inode: never stored, never found. */
+	other = key; other.id.ino = 0;
+	watch_exec_names_store(names, &other, "/x", WATCH_IMAGE_OTHER, FALSE, 11 * s);
+	ck_assert_uint_eq(watch_exec_names_size(names), 1);
+	ck_assert_ptr_null(watch_exec_names_lookup(names, &other, 11 * s));
+
+	/* Fill it: the entry of 10 s is stale at 80 s and is the one dropped. */
+	for (guint i = 1; i < WATCH_EXEC_NAMES_MAX; i++) {
+		other = key;
+		other.id.ino = 1000 + i;
+		watch_exec_names_store(names, &other, "/y", WATCH_IMAGE_ELF, FALSE, 75 * s);
+	}
+	ck_assert_uint_eq(watch_exec_names_size(names), WATCH_EXEC_NAMES_MAX);
+	other = key; other.id.ino = 5000;
+	watch_exec_names_store(names, &other, "/z", WATCH_IMAGE_ELF, FALSE, 80 * s);
+	ck_assert_uint_eq(watch_exec_names_size(names), WATCH_EXEC_NAMES_MAX);
+	ck_assert_ptr_nonnull(watch_exec_names_lookup(names, &other, 80 * s));
+	/* Full of fresh entries: all dropped, the new one kept. */
+	other.id.ino = 5001;
+	watch_exec_names_store(names, &other, "/w", WATCH_IMAGE_SCRIPT, FALSE, 81 * s);
+	ck_assert_uint_eq(watch_exec_names_size(names), 1);
+	name = watch_exec_names_lookup(names, &other, 81 * s);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_str_eq(name->raw, "/w");
+	ck_assert_int_eq(name->kind, WATCH_IMAGE_SCRIPT);
+	ck_assert(!name->asks_interp);
+}
+END_TEST
+
 /* ---- mounts and file system classes ---- */
 
 /* Four lines as proc(5) prints them: optional fields, an escaped space, FUSE, NFS. */
@@ -1005,6 +1070,7 @@ watch_suite(void)
 	tcase_add_test(tc, test_tracker_no_files);
 	tcase_add_test(tc, test_tracker_bounds);
 	tcase_add_test(tc, test_tracker_backoff);
+	tcase_add_test(tc, test_exec_names);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mounts");
