@@ -1460,6 +1460,36 @@ add_read_maps(Learn *learn, Model *model, Exe *exe, GHashTable *stat_cache,
 	}
 }
 
+gboolean
+learn_read_filter(const Model *model, const Conf *conf, const char *exe_path, GPtrArray *files)
+{
+	g_autoptr(GHashTable) mapped = NULL;
+	Exe *exe;
+
+	g_return_val_if_fail(model != NULL && conf != NULL, FALSE);
+	g_return_val_if_fail(exe_path != NULL && files != NULL, FALSE);
+
+	if (!conf_prefix_accepts(conf->exeprefix, exe_path))
+		return FALSE;
+	exe = model_lookup_exe(model, exe_path);
+	if (!exe)
+		return conf->learnexec && !g_hash_table_contains(model->bad_exes, exe_path);
+	mapped = g_hash_table_new(g_str_hash, g_str_equal);
+	for (guint i = 0; i < exe->exemaps->len; i++) {
+		const ExeMap *em = &g_array_index(exe->exemaps, ExeMap, i);
+
+		if (em->origin != EXEMAP_READ)
+			g_hash_table_add(mapped, em->map->path);
+	}
+	for (guint i = files->len; i-- > 0;) {
+		const WatchFile *file = g_ptr_array_index(files, i);
+
+		if (g_hash_table_contains(mapped, file->path))
+			g_ptr_array_remove_index(files, i);
+	}
+	return TRUE;
+}
+
 LearnRead
 learn_read_set(Learn *learn, Model *model, const Conf *conf, const char *exe_path,
 	       const GArray *ranges, gint64 now)

@@ -220,6 +220,16 @@ LearnRead learn_read_set(Learn *learn, Model *model, const Conf *conf, const cha
 			 const GArray *ranges, gint64 now);
 
 /*
+ * Before a finished window's files are probed (an open and mincore each,
+ * on a worker): FALSE if learn_read_set() would ignore exe_path whatever
+ * its ranges (exeprefix rejects it; unknown, with learnexec off or
+ * marked too small); else removes from files (WatchFile *) those the exe
+ * maps, which learn_read_set() leaves out, and returns TRUE.
+ */
+gboolean learn_read_filter(const Model *model, const Conf *conf, const char *exe_path,
+			   GPtrArray *files);
+
+/*
  * Whether the update counts starts found by the scan in the exes' hit
  * figures (only "was it in the last prefetch": the page cache cannot be
  * asked after the fact). On by default; the daemon turns it off when exec

@@ -763,6 +763,14 @@ on_watch_learned(const char *exe, GArray *ranges, gpointer user_data)
 	return result == LEARN_READ_ADDED || result == LEARN_READ_ADMITTED;
 }
 
+static gboolean
+on_watch_filter(const char *exe, GPtrArray *files, gpointer user_data)
+{
+	Daemon *d = user_data;
+
+	return d->conf->doscan && learn_read_filter(d->model, d->conf, exe, files);
+}
+
 /*
  * (Re)starts the watcher for the current configuration. Without it (not
  * root, no fanotify, both features off) the daemon learns from /proc
@@ -771,7 +779,8 @@ on_watch_learned(const char *exe, GArray *ranges, gpointer user_data)
 static void
 start_watch(Daemon *d)
 {
-	static const WatchCallbacks callbacks = { on_watch_exec, on_watch_learned };
+	static const WatchCallbacks callbacks = { on_watch_exec, on_watch_learned,
+						  on_watch_filter };
 	g_autoptr(GError) error = NULL;
 
 	g_clear_pointer(&d->watch_off, g_free);

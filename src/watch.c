@@ -1461,6 +1461,14 @@ finish_windows(Watch *watch)
 		const WatchWindow *window = g_ptr_array_index(done, i);
 		g_autoptr(GArray) ranges = NULL;
 
+		/* Files the model would drop unseen are not opened and probed. */
+		if (watch->callbacks.filter &&
+		    (!watch->callbacks.filter(window->exe, window->files, watch->user_data) ||
+		     window->files->len == 0)) {
+			ranges = watch_ranges_new();
+			window_learned(watch, window->exe, ranges);
+			continue;
+		}
 		if (watch->fsjobs) {
 			LearnJob *job = g_new0(LearnJob, 1);
 

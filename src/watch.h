@@ -445,6 +445,13 @@ typedef struct WatchCallbacks {
 	 * that program's next windows, watch_tracker_learned()).
 	 */
 	gboolean (*learned)(const char *exe, GArray *ranges, gpointer user_data);
+	/*
+	 * Before a finished window's files (WatchFile *) are probed: may
+	 * remove those not worth it; FALSE if nothing of the window can be
+	 * learned (it is then not probed, and counts as having taught
+	 * nothing). NULL: all are probed.
+	 */
+	gboolean (*filter)(const char *exe, GPtrArray *files, gpointer user_data);
 } WatchCallbacks;
 
 typedef struct WatchStats {

@@ -1725,6 +1725,85 @@ START_TEST(test_read_set_identity)
 }
 END_TEST
 
+static void
+window_file_free(gpointer data)
+{
+	WatchFile *file = data;
+
+	g_free(file->path);
+	g_free(file);
+}
+
+/* A finished window's files, as the watcher holds them: ROOT/rel each. */
+static GPtrArray *
+window_files(const char *const *rels)
+{
+	GPtrArray *files = g_ptr_array_new_with_free_func(window_file_free);
+
+	for (guint i = 0; rels[i]; i++) {
+		WatchFile *file = g_new0(WatchFile, 1);
+
+		file->path = at(rels[i]);
+		g_ptr_array_add(files, file);
+	}
+	return files;
+}
+
+static char *
+files_text(const GPtrArray *files)
+{
+	GString *out = g_string_new(NULL);
+	gsize skip = strlen(root) + 1;
+
+	for (guint i = 0; i < files->len; i++)
+		g_string_append_printf(out, "%s%s", i ? "," : "",
+				       ((const WatchFile *)g_ptr_array_index(files, i))->path + skip);
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * What a finished window needs probed: of a known exe, the files it does
+ * not map (make maps files/make.so); of an unknown one, all of them,
+ * unless it is marked too small or learnexec is off; of an exe that
+ * exeprefix rejects, nothing.
+ */
+START_TEST(test_read_filter)
+{
+	static const char *const only_make[] = { "make", NULL };
+	static const char *const rels[] = { "files/make.so", "files/hdr.h", "bin/make", NULL };
+	g_autofree char *make_path = at("bin/make");
+	g_autofree char *cc_path = at("bin/cc");
+	g_autofree char *skip_path = at("bin/skip/x");
+	g_autoptr(GPtrArray) files = NULL;
+	g_autofree char *text = NULL;
+	guint reads = 0;
+
+	make_file("files/make.so", 0x10000);
+	learn_set_maps_source(learn, scripted_source, &reads);
+	scripted_scan(0, only_make);
+	learn_update(learn, scan, model, conf, 10);
+	ck_assert_ptr_nonnull(lookup("bin/make"));
+
+	files = window_files(rels);
+	ck_assert(learn_read_filter(model, conf, make_path, files));
+	text = files_text(files);
+	ck_assert_str_eq(text, "files/hdr.h,bin/make");
+	g_clear_pointer(&files, g_ptr_array_unref);
+
+	/* Unknown: all kept; then marked too small, or learnexec off: nothing. */
+	files = window_files(rels);
+	ck_assert(learn_read_filter(model, conf, cc_path, files));
+	ck_assert_uint_eq(files->len, 3);
+	conf->learnexec = FALSE;
+	ck_assert(!learn_read_filter(model, conf, cc_path, files));
+	conf->learnexec = TRUE;
+	model_add_bad_exe(model, cc_path, 100, 10);
+	ck_assert(!learn_read_filter(model, conf, cc_path, files));
+	ck_assert(!learn_read_filter(model, conf, skip_path, files));
+	ck_assert_uint_eq(files->len, 3);
+}
+END_TEST
+
 /* Like scripted_source, and the exe's own file too (if it exists). */
 static gboolean
 self_source(pid_t pid, const char *exe_path, GArray *maps, gpointer user_data, GError **error)
@@ -2128,6 +2207,7 @@ learn_suite(void)
 	tcase_add_test(tc, test_exec_short_lived);
 	tcase_add_test(tc, test_exec_learned_too_small_or_off);
 	tcase_add_test(tc, test_read_set_identity);
+	tcase_add_test(tc, test_read_filter);
 	tcase_add_test(tc, test_learned_files_known);
 	tcase_add_test(tc, test_scan_counts_starts);
 	suite_add_tcase(s, tc);
