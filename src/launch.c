@@ -48,7 +48,9 @@ launch_decide(const Conf *conf, gint64 model_time, const Exe *exe, gint64 now_us
 		d.hold_until = now_us + MAX(conf->execpause * 1000,
 					    (gint64)conf->startupwindow * G_USEC_PER_SEC);
 	d.measure = exe->hits_checked_at == 0 ||
-		    now_us - exe->hits_checked_at >= conf->cycle * G_USEC_PER_SEC;
+		    now_us - exe->hits_checked_at >=
+			    (!d.launch && exe->hits_cached ? LAUNCH_REPEAT_MEASURE : 1) *
+			    (gint64)conf->cycle * G_USEC_PER_SEC;
 	return d;
 }
 
@@ -372,6 +374,8 @@ measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gin
 	 gboolean is_launch)
 {
 	exe_hits_add(&exe->hits, hits->bytes, hits->prefetched, hits->probed, hits->resident);
+	/* As launch_fetch_decide() counts it: no batch needed. */
+	exe->hits_cached = (hits->bytes - MIN(hits->resident, hits->bytes)) * 10 <= hits->bytes;
 	/*
 	 * Whatever of its set is missing the program reads from the disk,
 	 * where a background batch (after a cache drop, the whole prediction)

@@ -169,6 +169,7 @@ typedef struct Exe {
 	guint seq;            /* index while saving or loading */
 	guint score_stamp;    /* model->score_stamp when it last got a bid */
 	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
+	gboolean hits_cached; /* that measurement found at most a tenth of the set missing */
 	double starts;        /* starts seen, aged like time (not hits.starts): see
 				 model_exes_changed(); after a load, model_count_starts() */
 	/* the order of starts, persisted (START and SUCC records) */

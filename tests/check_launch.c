@@ -26,7 +26,9 @@ test_conf(void)
  * time 41 is more than two cycles (40 s) later, one at 40 is not. A
  * launch holds for the start-up window (5 s) or execpause if longer (8 s),
  * with execpause 0 too while launchfetchkb is on; both off: no hold.
- * Measure: never measured, or a cycle (20 000 000 us) or more since.
+ * Measure: never measured, or a cycle (20 000 000 us) or more since; for
+ * a start that is not a launch of a program whose last measurement found
+ * its set cached, eight cycles (160 000 000 us).
  */
 START_TEST(test_decide)
 {
@@ -62,6 +64,20 @@ START_TEST(test_decide)
 	exe.hits_checked_at = 1000000;
 	d = launch_decide(conf, 141, &exe, 20999999);
 	ck_assert(!d.measure);
+	d = launch_decide(conf, 141, &exe, 21000000);
+	ck_assert(d.measure);
+	/* A repeat (seen at 100, started at 140): a cycle while not cached... */
+	d = launch_decide(conf, 140, &exe, 21000000);
+	ck_assert(!d.launch);
+	ck_assert(d.measure);
+	/* ...eight once cached; a launch still one. */
+	exe.hits_cached = TRUE;
+	d = launch_decide(conf, 140, &exe, 21000000);
+	ck_assert(!d.measure);
+	d = launch_decide(conf, 140, &exe, 160999999);
+	ck_assert(!d.measure);
+	d = launch_decide(conf, 140, &exe, 161000000);
+	ck_assert(d.measure);
 	d = launch_decide(conf, 141, &exe, 21000000);
 	ck_assert(d.measure);
 }
@@ -305,7 +321,8 @@ fake_fetch(gpointer data, const Exe *exe, GArray *requests)
  *   2 us 2 000 000: held until 7 000 000, not measured (same cycle);
  *   3 us 21 000 000, a seen at 90 meanwhile: not held, measured again;
  *   unknown: nothing at all, the model stays clean.
- * Every start counts: 3 starts, 2 checks, twice the figures.
+ * Every start counts: 3 starts, 2 checks, twice the figures. Then the
+ * pace of the measurements of repeated starts (LAUNCH_REPEAT_MEASURE).
  */
 START_TEST(test_exec)
 {
@@ -358,6 +375,24 @@ START_TEST(test_exec)
 	ck_assert_uint_eq(h.holds->len, 2);
 	ck_assert_uint_eq(h.measured, 2);
 	ck_assert(!model->dirty);
+
+	/*
+	 * 60 of 100 resident is not cached: the repeat at 41 s is measured a
+	 * cycle later; 90 of 100 is (a tenth missing): the next repeats wait
+	 * eight cycles, until 201 s.
+	 */
+	ck_assert(!a->hits_cached);
+	h.resident = 90;
+	h.now = 41000000;
+	launch_exec(launch, model, conf, "/usr/bin/a");
+	ck_assert_uint_eq(h.measured, 3);
+	ck_assert(a->hits_cached);
+	h.now = 200999999;
+	launch_exec(launch, model, conf, "/usr/bin/a");
+	ck_assert_uint_eq(h.measured, 3);
+	h.now = 201000000;
+	launch_exec(launch, model, conf, "/usr/bin/a");
+	ck_assert_uint_eq(h.measured, 4);
 	g_array_unref(h.holds);
 }
 END_TEST
