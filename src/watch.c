@@ -284,6 +284,21 @@ record_file(const WatchTracker *tracker, PidState *st, const char *path, guint64
 	return TRUE;
 }
 
+/*
+ * The rate limit needs starts within one interval; a backed-off
+ * program's entry stays for twice its interval, so that a program
+ * started again within it keeps its pace, and one started rarely gets a
+ * window at each start. A stale entry is as good as none.
+ */
+static gboolean
+rate_stale(const WatchTracker *tracker, const RateEntry *last, gint64 now)
+{
+	gint64 keep = last->interval > tracker->limits.interval_us ? 2 * last->interval
+								    : last->interval;
+
+	return now - last->start >= keep || now < last->start;
+}
+
 WatchExecResult
 watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 size,
 		   WatchImageKind kind, gboolean asks_interp, gint64 now)
@@ -329,6 +344,11 @@ watch_tracker_exec(WatchTracker *tracker, pid_t pid, const char *path, guint64 s
 		return WATCH_EXEC_REJECTED;
 
 	last = g_hash_table_lookup(tracker->last_window, path);
+	/* Not expired yet (no timer runs for the rate entries alone): as none. */
+	if (last && rate_stale(tracker, last, now)) {
+		g_hash_table_remove(tracker->last_window, path);
+		last = NULL;
+	}
 	/* Not followed (a full table) or rate limited: only counted. */
 	if (!st || tracker->limits.max_files == 0 ||
 	    (last && now - last->start < last->interval && now >= last->start) ||
@@ -413,21 +433,10 @@ watch_tracker_expire(WatchTracker *tracker, gint64 now, WatchAliveFunc alive, gp
 			g_hash_table_iter_remove(&iter);
 	}
 
-	/*
-	 * The rate limit needs starts within one interval; a backed-off
-	 * program's entry stays for twice its interval, so that a program
-	 * started again within it keeps its pace, and one started rarely
-	 * gets a window at each start.
-	 */
 	g_hash_table_iter_init(&iter, tracker->last_window);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		const RateEntry *last = value;
-		gint64 keep = last->interval > tracker->limits.interval_us ? 2 * last->interval
-									    : last->interval;
-
-		if (now - last->start >= keep || now < last->start)
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		if (rate_stale(tracker, value, now))
 			g_hash_table_iter_remove(&iter);
-	}
 
 	done = g_steal_pointer(&tracker->finished);
 	tracker->finished = g_ptr_array_new_with_free_func(window_destroy);
@@ -477,8 +486,13 @@ watch_tracker_busy(const WatchTracker *tracker)
 {
 	g_return_val_if_fail(tracker != NULL, FALSE);
 
-	return g_hash_table_size(tracker->pids) > 0 || tracker->finished->len > 0 ||
-	       g_hash_table_size(tracker->last_window) > 0;
+	/*
+	 * Not the rate entries: a backed-off one lives up to 32 cycles, and a
+	 * timer ticking once a second for that long on an idle machine only
+	 * to forget it is a waste; a stale entry counts as none (rate_stale())
+	 * and is dropped at the next expire.
+	 */
+	return g_hash_table_size(tracker->pids) > 0 || tracker->finished->len > 0;
 }
 
 /* ---- the names of executed files ------------------------------------------ */

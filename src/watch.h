@@ -171,7 +171,11 @@ typedef gboolean (*WatchAliveFunc)(pid_t pid, gpointer user_data);
 GPtrArray *watch_tracker_expire(WatchTracker *tracker, gint64 now,
 				WatchAliveFunc alive, gpointer user_data);
 
-/* Whether the tracker holds anything that expire() must look at later. */
+/*
+ * Whether the tracker holds anything that expire() must look at later
+ * (pids followed, windows ended; not the rate entries, which count as
+ * gone once stale whether expired or not).
+ */
 gboolean watch_tracker_busy(const WatchTracker *tracker);
 
 /* How many windows are open now (not yet ended). */

@@ -172,7 +172,8 @@ static const TrackerCase tracker_cases[] = {
 		EXPIRE(500, 200, "/bin/a:/bin/a,/data/x"),
 		BUSY(500, TRUE),
 		EXPIRE(5000, 0, "/bin/b:/bin/b"),
-		BUSY(19999, TRUE),    /* /bin/b's rate limit is still remembered */
+		BUSY(19999, FALSE),   /* /bin/b's rate limit needs no timer */
+		EXEC(301, "/bin/b", ELF, NULL, 19999, WATCH_EXEC_COUNTED),
 		EXPIRE(20000, 0, ""),
 		BUSY(20000, FALSE),
 	} },
@@ -386,6 +387,12 @@ START_TEST(test_tracker_backoff)
 	}
 	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 0);
 	ck_assert_int_eq(exec_at(t, 211, 621), WATCH_EXEC_WINDOW);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 20 * s);
+	/* Stale but not expired (no timer runs for it): as forgotten. */
+	watch_tracker_learned(t, "/bin/cc1", FALSE);
+	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 40 * s);
+	ck_assert_int_eq(watch_tracker_exec(t, 212, "/bin/cc1", 1, WATCH_IMAGE_ELF, FALSE, 701 * s),
+			 WATCH_EXEC_WINDOW);
 	ck_assert_int_eq(watch_tracker_interval(t, "/bin/cc1"), 20 * s);
 	/* An exe the tracker does not rate is left alone. */
 	watch_tracker_learned(t, "/bin/other", FALSE);
