@@ -374,8 +374,7 @@ measured(Launch *launch, const Conf *conf, Exe *exe, const LaunchHits *hits, gin
 	 gboolean is_launch)
 {
 	exe_hits_add(&exe->hits, hits->bytes, hits->prefetched, hits->probed, hits->resident);
-	/* As launch_fetch_decide() counts it: no batch needed. */
-	exe->hits_cached = (hits->bytes - MIN(hits->resident, hits->bytes)) * 10 <= hits->bytes;
+	exe->hits_cached = launch_hits_cached(hits);
 	/*
 	 * Whatever of its set is missing the program reads from the disk,
 	 * where a background batch (after a cache drop, the whole prediction)
