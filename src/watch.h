@@ -10,7 +10,8 @@
  *
  * Each start of an accepted executable opens a start-up window for its
  * pid (at most one window per executable per cycle, so a compiler run a
- * thousand times by a build costs one window a cycle). Opens by that pid
+ * thousand times by a build costs one window a cycle, and fewer once its
+ * windows teach the model nothing: watch_tracker_learned()). Opens by that pid
  * while its window lasts are recorded (regular files the mapprefix
  * accepts, capped). When the window ends (after `startupwindow` seconds or
  * when the process is gone) the resident page ranges of the recorded
