@@ -20,10 +20,13 @@
 #define HEAP_TOP_PAD_DEFAULT (128 * 1024)
 /*
  * The model takes up to this many times its state file's size in heap
- * (3.6 at 1,000 executables, 2.8 at 5,000): the common sizes load with no
- * fault, and a larger model gives the excess back after its load.
+ * (3.0 at 1,000 executables since the arrays are cut to size, 3.6
+ * before): the common sizes load with few faults, and a larger model
+ * gives the excess back after its load. The pre-faulted heap is all
+ * resident at once, so a factor above what the model takes raises the
+ * daemon's peak RSS by as much.
  */
-#define HEAP_PER_STATE_BYTE 4
+#define HEAP_PER_STATE_BYTE 3
 #define HEAP_PREPARE_MAX (64 * 1024 * 1024)
 
 /*

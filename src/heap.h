@@ -22,7 +22,7 @@
 
 /*
  * Prepares the heap for loading a state file of state_bytes bytes: up to
- * four times that (at most 64 MiB; under 256 KiB of it nothing is done).
+ * three times that (at most 64 MiB; under 256 KiB of it nothing is done).
  * Best effort: returns nothing, logs at debug level when the kernel
  * refuses.
  */

@@ -205,10 +205,10 @@ launch_fetch_requests(const Exe *exe, guint64 max_bytes, guint64 min_file_bytes)
 
 	g_return_val_if_fail(exe != NULL, requests);
 
-	n = exe->exemaps ? exe->exemaps->len : 0;
+	n = exe->exemaps->len;
 	if (n == 0)
 		return requests;
-	maps = (const ExeMap *)(const void *)exe->exemaps->data;
+	maps = exe->exemaps->data;
 	spans = g_new(FetchSpan, n);
 	for (guint i = 0; i < n; i++) {
 		const Map *map = maps[i].map;

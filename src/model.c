@@ -236,6 +236,79 @@ model_rank_maps(Model *model)
 
 /* ---- executables ---- */
 
+/*
+ * Room for one more element in an array of *alloc elements of size
+ * bytes holding len: grows it by an eighth, at least 4 (ExeMapArray).
+ */
+static gpointer
+array_reserve(gpointer data, guint len, guint *alloc, gsize size)
+{
+	guint more;
+
+	if (len < *alloc)
+		return data;
+	more = MAX(4u, len / 8);
+	if (more > G_MAXUINT - len)
+		g_error("array of %u elements cannot grow", len);
+	*alloc = len + more;
+	return g_realloc_n(data, *alloc, size);
+}
+
+/* Cuts an array to its len elements; NULL when empty. */
+static gpointer
+array_trim(gpointer data, guint len, guint *alloc, gsize size)
+{
+	if (len == *alloc)
+		return data;
+	*alloc = len;
+	if (len == 0) {
+		g_free(data);
+		return NULL;
+	}
+	return g_realloc_n(data, len, size);
+}
+
+static void
+exe_append_use(Exe *exe, const ExeMap *em)
+{
+	ExeMapArray *a = exe->exemaps;
+
+	a->data = array_reserve(a->data, a->len, &a->alloc, sizeof(ExeMap));
+	a->data[a->len++] = *em;
+}
+
+static void
+exe_append_chain(Exe *exe, Markov *markov)
+{
+	ChainArray *a = exe->chains;
+
+	a->pdata = array_reserve(a->pdata, a->len, &a->alloc, sizeof(Markov *));
+	a->pdata[a->len++] = markov;
+}
+
+/* Removes the chain, moving the last one into its place (order is free). */
+static void
+exe_remove_chain(Exe *exe, Markov *markov)
+{
+	ChainArray *a = exe->chains;
+
+	for (guint i = 0; i < a->len; i++) {
+		if (a->pdata[i] == markov) {
+			a->pdata[i] = a->pdata[--a->len];
+			return;
+		}
+	}
+}
+
+static void
+exe_compact(Exe *exe)
+{
+	exe->exemaps->data = array_trim(exe->exemaps->data, exe->exemaps->len,
+					&exe->exemaps->alloc, sizeof(ExeMap));
+	exe->chains->pdata = array_trim(exe->chains->pdata, exe->chains->len,
+					&exe->chains->alloc, sizeof(Markov *));
+}
+
 Exe *
 exe_new(const char *path, gboolean running, gint64 now)
 {
@@ -245,8 +318,6 @@ exe_new(const char *path, gboolean running, gint64 now)
 
 	exe = g_new0(Exe, 1);
 	exe->path = g_strdup(path);
-	exe->exemaps = g_array_new(FALSE, TRUE, sizeof(ExeMap));
-	exe->chains = g_ptr_array_new();
 	exe->succ = g_array_new(FALSE, FALSE, sizeof(ExeSucc));
 	/*
 	 * A running exe was just seen starting; a stopped one has no known
@@ -270,8 +341,8 @@ exe_free(Exe *exe)
 	if (!exe)
 		return;
 	g_free(exe->path);
-	g_array_unref(exe->exemaps);
-	g_ptr_array_unref(exe->chains);
+	g_free(exe->exemaps->data);
+	g_free(exe->chains->pdata);
 	g_array_unref(exe->succ);
 	g_clear_pointer(&exe->map_set, g_hash_table_unref);
 	g_free(exe);
@@ -362,7 +433,7 @@ exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob, ExeMapOrigin o
 	em.prob = (float)prob;
 	em.missed = 0;
 	em.origin = (guint8)origin;
-	g_array_append_val(exe->exemaps, em);
+	exe_append_use(exe, &em);
 	if (exe->map_set) {
 		g_hash_table_add(exe->map_set, registered);
 	} else if (exe->exemaps->len >= EXE_MAP_SET_MIN) {
@@ -382,8 +453,11 @@ exe_remove_map(Model *model, Exe *exe, guint i)
 	g_return_if_fail(exe != NULL);
 	g_return_if_fail(i < exe->exemaps->len);
 
-	map = g_array_index(exe->exemaps, ExeMap, i).map;
-	g_array_remove_index(exe->exemaps, i);
+	map = exe->exemaps->data[i].map;
+	/* In order: the state file and the map refresh walk uses in order. */
+	memmove(&exe->exemaps->data[i], &exe->exemaps->data[i + 1],
+		(exe->exemaps->len - i - 1) * sizeof(ExeMap));
+	exe->exemaps->len--;
 	if (exe->map_set)
 		g_hash_table_remove(exe->map_set, map);
 	exe->size -= MIN(exe->size, map->length);
@@ -653,8 +727,8 @@ markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start)
 	markov->a = a;
 	markov->b = b;
 	g_hash_table_add(model->chains, markov);
-	g_ptr_array_add(a->chains, markov);
-	g_ptr_array_add(b->chains, markov);
+	exe_append_chain(a, markov);
+	exe_append_chain(b, markov);
 	model->n_chains++;
 
 	current = markov_current_state(model, markov);
@@ -702,8 +776,8 @@ markov_free(Model *model, Markov *markov)
 		return;
 
 	g_hash_table_remove(model->chains, markov);
-	g_ptr_array_remove_fast(markov->a->chains, markov);
-	g_ptr_array_remove_fast(markov->b->chains, markov);
+	exe_remove_chain(markov->a, markov);
+	exe_remove_chain(markov->b, markov);
 	if (model->n_chains > 0)
 		model->n_chains--;
 	g_free(markov);
@@ -1046,6 +1120,19 @@ model_trim(Model *model)
 	if (p->max_chains > 0 && model->n_chains > p->max_chains)
 		evict_chains(model, p->max_chains);
 	return evicted;
+}
+
+void
+model_compact(Model *model)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_if_fail(model != NULL);
+
+	g_hash_table_iter_init(&iter, model->exes);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		exe_compact(value);
 }
 
 /* Forgets stops older than the follow window, and exes running again. */

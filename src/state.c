@@ -219,6 +219,8 @@ loader_finish(Loader *ld, gboolean keep)
 	 */
 	if (ld->version < STATE_VERSION_3 && !ld->legacy)
 		model_count_starts(model);
+	/* Before the caller gives the freed heap back (heap_prepared()). */
+	model_compact(model);
 	model->dirty = FALSE;
 	return model;
 }

@@ -195,6 +195,79 @@ START_TEST(test_exe_new)
 }
 END_TEST
 
+/*
+ * The use and chain arrays grow by an eighth, at least 4, keep the uses
+ * in order when one goes, and model_compact() cuts both to their length.
+ */
+START_TEST(test_exe_arrays_compact)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+	Markov *ab, *ac;
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+	ck_assert_uint_eq(a->exemaps->alloc, 0);
+	ck_assert_ptr_null(a->exemaps->data);
+	for (guint i = 0; i < 40; i++) {
+		char path[32];
+
+		g_snprintf(path, sizeof(path), "/usr/lib/m%u", i);
+		ck_assert(exe_add_map(model, a, map_new(path, 0, 4096, 0), 1.0));
+		/* 4, 8, 12, 16, 20, 24, 28, 32 (+4 each), 36 (+4 = 32/8), 40 (+4 = 36/8). */
+		if (i == 4)
+			ck_assert_uint_eq(a->exemaps->alloc, 8);
+		if (i == 32)
+			ck_assert_uint_eq(a->exemaps->alloc, 36);
+	}
+	ck_assert_uint_eq(a->exemaps->len, 40);
+	ck_assert_uint_eq(a->exemaps->alloc, 40);
+	ck_assert(exe_add_map(model, a, map_new("/usr/lib/m40", 0, 4096, 0), 1.0));
+	/* 40 + 40 / 8. */
+	ck_assert_uint_eq(a->exemaps->alloc, 45);
+	ck_assert_uint_eq(a->size, 41 * 4096);
+
+	/* Removing the second use keeps the others in order. */
+	exe_remove_map(model, a, 1);
+	ck_assert_uint_eq(a->exemaps->len, 40);
+	ck_assert_str_eq(g_array_index(a->exemaps, ExeMap, 0).map->path, "/usr/lib/m0");
+	ck_assert_str_eq(g_array_index(a->exemaps, ExeMap, 1).map->path, "/usr/lib/m2");
+	ck_assert_str_eq(g_array_index(a->exemaps, ExeMap, 39).map->path, "/usr/lib/m40");
+	ck_assert_uint_eq(a->size, 40 * 4096);
+	ck_assert_uint_eq(g_hash_table_size(model->maps), 40);
+
+	ab = markov_new(model, a, b, 0, MARKOV_START_BLANK);
+	ac = markov_new(model, a, c, 0, MARKOV_START_BLANK);
+	ck_assert_uint_eq(a->chains->len, 2);
+	ck_assert_uint_eq(a->chains->alloc, 4);
+	ck_assert_ptr_eq(g_ptr_array_index(a->chains, 0), ab);
+	ck_assert_ptr_eq(g_ptr_array_index(a->chains, 1), ac);
+
+	model_compact(model);
+	ck_assert_uint_eq(a->exemaps->alloc, 40);
+	ck_assert_uint_eq(a->chains->alloc, 2);
+	ck_assert_uint_eq(b->chains->alloc, 1);
+	ck_assert_uint_eq(b->exemaps->alloc, 0);
+	ck_assert_ptr_null(b->exemaps->data);
+	ck_assert_str_eq(g_array_index(a->exemaps, ExeMap, 39).map->path, "/usr/lib/m40");
+
+	/* The last chain moves into the place of a removed one. */
+	markov_free(model, ab);
+	ck_assert_uint_eq(a->chains->len, 1);
+	ck_assert_ptr_eq(g_ptr_array_index(a->chains, 0), ac);
+	ck_assert_uint_eq(b->chains->len, 0);
+	/* Growing again after a compaction. */
+	ab = markov_new(model, b, a, 0, MARKOV_START_BLANK);
+	ck_assert_uint_eq(a->chains->len, 2);
+	ck_assert_uint_eq(a->chains->alloc, 2);
+	ck_assert_ptr_eq(g_ptr_array_index(a->chains, 1), ab);
+	ck_assert_uint_eq(b->chains->alloc, 1);
+}
+END_TEST
+
 START_TEST(test_model_add_lookup)
 {
 	g_autoptr(Model) model = model_new();
@@ -1925,6 +1998,7 @@ model_suite(void)
 
 	tc = tcase_create("exes");
 	tcase_add_test(tc, test_exe_new);
+	tcase_add_test(tc, test_exe_arrays_compact);
 	tcase_add_test(tc, test_model_add_lookup);
 	tcase_add_test(tc, test_model_remove_exe);
 	tcase_add_test(tc, test_bad_exes_expire);
