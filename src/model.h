@@ -57,7 +57,8 @@ typedef struct MapFileId {
  */
 typedef struct Map {
 	/* persisted */
-	char *path;           /* absolute path, owned */
+	char *path;           /* absolute path: an interned GRefString holding a
+				 reference (the maps of one file share it) */
 	guint64 offset;       /* first byte of the range */
 	guint64 length;       /* bytes in the range */
 	gint64 update_time;   /* model time it was last seen in use */

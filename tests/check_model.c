@@ -104,6 +104,27 @@ START_TEST(test_map_identity)
 }
 END_TEST
 
+/* The maps of one file share one copy of its path, which outlives any one of them. */
+START_TEST(test_map_path_shared)
+{
+	Map *a = map_new("/usr/lib/libshared-test.so", 0, 4096, 0);
+	Map *b = map_new("/usr/lib/libshared-test.so", 4096, 4096, 0);
+	g_autoptr(Map) other = map_new("/usr/lib/libother-test.so", 0, 4096, 0);
+	g_autofree char *copy = g_strdup("/usr/lib/libshared-test.so");
+	Map *c;
+
+	ck_assert_ptr_eq(a->path, b->path);
+	ck_assert_ptr_ne(a->path, other->path);
+	map_free(a);
+	ck_assert_str_eq(b->path, "/usr/lib/libshared-test.so");
+	/* A path given from another buffer finds the same copy. */
+	c = map_new(copy, 0, 8192, 0);
+	ck_assert_ptr_eq(c->path, b->path);
+	map_free(b);
+	map_free(c);
+}
+END_TEST
+
 START_TEST(test_map_refcounts)
 {
 	g_autoptr(Model) model = model_new();
@@ -1994,6 +2015,7 @@ model_suite(void)
 	tc = tcase_create("maps");
 	tcase_add_test(tc, test_map_identity);
 	tcase_add_test(tc, test_map_refcounts);
+	tcase_add_test(tc, test_map_path_shared);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exes");
