@@ -31,8 +31,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <linux/magic.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -53,6 +56,8 @@ struct Learn {
 	GHashTable *net_devs;     /* st_dev (gint64 *) of network and FUSE mounts, netfs on or
 				     off: their files are never stat'ed here; NULL: none known */
 	GArray *mounts;           /* the mount table (ProcMount) read with remote_devs, or NULL */
+	int mounts_fd;            /* /proc/self/mountinfo, polled for changes; -1 not open */
+	gboolean mounts_netfs;    /* conf->netfs when the mounts were read */
 	guint64 pagemap_budget;   /* pagemap pages an update may look up */
 	guint64 pagemap_left;     /* of those, not yet looked up in this update */
 	LearnFileCheckFunc file_check; /* whether a mapped file may be learned */
@@ -326,6 +331,7 @@ learn_new(void)
 	learn->maps_data = learn;
 	learn->file_check = lstat_is_regular;
 	learn->remote_check = TRUE;
+	learn->mounts_fd = -1;
 	learn->mountdevs = mountdevs_new();
 	learn->maintained = -1;
 	learn->pagemap_budget = LEARN_PAGEMAP_BUDGET;
@@ -342,6 +348,8 @@ learn_free(Learn *learn)
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->net_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->mounts, g_array_unref);
+	if (learn->mounts_fd >= 0)
+		(void)close(learn->mounts_fd);
 	mountdevs_free(learn->mountdevs);
 	g_free(learn);
 }
@@ -354,21 +362,59 @@ learn_free(Learn *learn)
  * in the daemon's main thread. Known by the device a maps line or a
  * learned identity names, without touching the file.
  */
-static void refresh_remote_devs(Learn *learn, const Conf *conf);
+static void refresh_remote_devs(Learn *learn, const Conf *conf, gboolean force);
 
 void
 learn_refresh_mounts(Learn *learn, const Conf *conf)
 {
 	g_return_if_fail(learn != NULL && conf != NULL);
 
-	refresh_remote_devs(learn, conf);
+	refresh_remote_devs(learn, conf, TRUE);
+}
+
+/*
+ * Whether the mount table may have changed since learn->mounts was read
+ * from learn->mounts_fd: procfs flags each change of it once to poll()
+ * (POLLPRI | POLLERR, as watch.c's mount watch uses it). Reading and
+ * parsing the table at every update was 125,000 instructions a cycle
+ * where mounts seldom change.
+ */
+static gboolean
+mounts_changed(const Learn *learn)
+{
+	struct pollfd pfd = { .fd = learn->mounts_fd, .events = POLLPRI };
+
+	if (learn->mounts_fd < 0 || !learn->mounts)
+		return TRUE;
+	if (poll(&pfd, 1, 0) < 0)
+		return TRUE;
+	return (pfd.revents & (POLLPRI | POLLERR | POLLNVAL)) != 0;
+}
+
+/* /proc/self/mountinfo if /proc is procfs, -1 otherwise. */
+static int
+open_procfs_mountinfo(void)
+{
+	struct statfs sfs;
+	/* The table proc_read_own_mountinfo() reads, whatever the /proc root. */
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && (fstatfs(fd, &sfs) != 0 || sfs.f_type != PROC_SUPER_MAGIC)) {
+		(void)close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 static void
-refresh_remote_devs(Learn *learn, const Conf *conf)
+refresh_remote_devs(Learn *learn, const Conf *conf, gboolean force)
 {
 	GArray *mounts;
+	gboolean read;
 
+	if (!force && learn->remote_check && learn->mounts_netfs == conf->netfs &&
+	    !mounts_changed(learn))
+		return;
 	g_clear_pointer(&learn->remote_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->net_devs, g_hash_table_unref);
 	g_clear_pointer(&learn->mounts, g_array_unref);
@@ -377,11 +423,25 @@ refresh_remote_devs(Learn *learn, const Conf *conf)
 	/* With netfs on too: the device a path leads to (learn_path_dev()). */
 	mounts = g_array_new(FALSE, FALSE, sizeof(ProcMount));
 	g_array_set_clear_func(mounts, proc_mount_clear);
-	if (!proc_read_own_mountinfo(mounts, NULL)) {
+	/* Opened once and polled; where /proc is not procfs, read every time. */
+	if (learn->mounts_fd < 0)
+		learn->mounts_fd = open_procfs_mountinfo();
+	/* Before the read: a change during it is flagged for the next update. */
+	if (learn->mounts_fd >= 0) {
+		struct pollfd pfd = { .fd = learn->mounts_fd, .events = POLLPRI };
+
+		(void)poll(&pfd, 1, 0);
+		read = proc_read_mountinfo_fd(learn->mounts_fd, mounts, NULL);
+	} else {
+		read = proc_read_own_mountinfo(mounts, NULL);
+	}
+	if (!read) {
 		g_array_unref(mounts);
 		return;
 	}
 	learn->mounts = mounts;
+	learn->mounts_netfs = conf->netfs;
+	learn->stats.mounts_read++;
 	learn->net_devs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	for (guint i = 0; i < mounts->len; i++) {
 		const ProcMount *m = &g_array_index(mounts, ProcMount, i);
@@ -1222,10 +1282,11 @@ learn_update(Learn *learn, Scan *scan, Model *model, const Conf *conf, gint64 no
 	learn->stats.deferred = 0;
 	learn->stats.pagemap_pages = 0;
 	learn->stats.pagemap_skipped = 0;
+	learn->stats.mounts_read = 0;
 	learn->pagemap_left = learn->pagemap_budget;
 
-	/* The configuration may have been reloaded since the last update. */
-	refresh_remote_devs(learn, conf);
+	/* The mounts, or netfs in a reloaded configuration, may have changed since the last update. */
+	refresh_remote_devs(learn, conf, FALSE);
 	learn_model_params(conf, &params);
 	model_set_params(model, &params);
 

@@ -47,6 +47,8 @@ typedef struct LearnStats {
 	guint deferred;       /* processes whose maps wait: the pagemap budget was spent */
 	guint64 pagemap_pages; /* pagemap pages looked up by the last update */
 	guint pagemap_skipped; /* large maps left out: one process needed more than the budget */
+	guint mounts_read;    /* times the last update read the mount table: 0 when no mount
+				 changed since the one before (procfs flags changes) */
 	/* the last maintenance (once an hour of model time) */
 	gint64 maintained_at; /* model time, -1 never */
 	guint chains_faded;   /* chains forgotten by aging */

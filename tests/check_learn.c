@@ -16,10 +16,14 @@
 #include "watch.h"
 
 #include <errno.h>
+#include <linux/magic.h>
+#include <sched.h>
 #include <signal.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -2173,6 +2177,73 @@ START_TEST(test_check_files_covered_by_fuse)
 }
 END_TEST
 
+/*
+ * The mount table is read again only when procfs flags a change: an
+ * update after one that read it reads nothing, and a mount made in
+ * between (in a mount namespace of this test's own, as root) is read
+ * and seen.
+ */
+START_TEST(test_mounts_read_on_change)
+{
+	static const char *const none[] = { NULL };
+	g_autofree char *mnt = at("files/m");
+	g_autofree char *inside = at("files/m/lib.so");
+	struct stat before, mounted;
+	struct statfs sfs;
+	gboolean own_ns;
+	int ns_errno;
+
+	if (statfs("/proc/self/mountinfo", &sfs) != 0 || sfs.f_type != PROC_SUPER_MAGIC) {
+		printf("SKIP: /proc is not procfs: the table is read every time\n");
+		return;
+	}
+	ck_assert_int_eq(g_mkdir_with_parents(mnt, 0755), 0);
+	/*
+	 * Before the first update: the table is opened then, and an open
+	 * table stays the namespace's it was opened in. Check runs each test
+	 * in a child of its own, so the namespace ends with it.
+	 */
+	own_ns = unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+	ns_errno = errno;
+	scripted_scan(0, none);
+	learn_update(learn, scan, model, conf, 10);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 1);
+	scripted_scan(20, none);
+	learn_update(learn, scan, model, conf, 30);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 0);
+	scripted_scan(40, none);
+	learn_update(learn, scan, model, conf, 50);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 0);
+	/* A change of netfs reads it again, as a reloaded configuration needs. */
+	conf->netfs = !conf->netfs;
+	learn_update(learn, scan, model, conf, 60);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 1);
+	conf->netfs = !conf->netfs;
+	learn_update(learn, scan, model, conf, 70);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 1);
+
+	ck_assert_int_eq(stat(mnt, &before), 0);
+	ck_assert_uint_eq(learn_path_dev(learn, inside), learn_path_dev(learn, mnt));
+	if (!own_ns || mount("preload-test", mnt, "tmpfs", 0, "size=64k") != 0) {
+		printf("SKIP: cannot mount in a namespace of its own (%s): change not tested\n",
+		       g_strerror(own_ns ? errno : ns_errno));
+		return;
+	}
+	ck_assert_int_eq(stat(mnt, &mounted), 0);
+	ck_assert_uint_ne(mounted.st_dev, before.st_dev);
+	learn_update(learn, scan, model, conf, 80);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 1);
+	ck_assert_uint_eq(learn_path_dev(learn, inside), (guint64)mounted.st_dev);
+	learn_update(learn, scan, model, conf, 90);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 0);
+	ck_assert_int_eq(umount(mnt), 0);
+	learn_update(learn, scan, model, conf, 100);
+	ck_assert_uint_eq(learn_get_stats(learn)->mounts_read, 1);
+	ck_assert_uint_eq(learn_path_dev(learn, inside), learn_path_dev(learn, mnt));
+	ck_assert_uint_ne(learn_path_dev(learn, inside), (guint64)mounted.st_dev);
+}
+END_TEST
+
 static Suite *
 learn_suite(void)
 {
@@ -2181,6 +2252,7 @@ learn_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_admission);
+	tcase_add_test(tc, test_mounts_read_on_change);
 	tcase_add_test(tc, test_admission_touched);
 	tcase_add_test(tc, test_admission_touched_bounded);
 	tcase_add_test(tc, test_admission_touched_mapped_file);
