@@ -901,6 +901,7 @@ report_sources(Daemon *d, ReportSources *src)
 		.watch_text = d->watch ? watch_describe(d->watch) : d->watch_off,
 		.n_stages = N_STAGES, .stage_names = stage_names, .stage_us = d->stage_us,
 		.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us,
+		.readahead_cpu_us = readahead_get_cpu_us(d->readahead),
 		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
 		.hit_log = d->hit_log,
 		.mountns = mountns_get_stats(cycle_get_mountns(d->cycle)),

@@ -185,6 +185,7 @@ struct Readahead {
 	 */
 	GMutex cached_lock;
 	GHashTable *cached;    /* guarded by cached_lock */
+	gint64 thread_cpu_us;  /* CPU of the batch threads and their workers, atomic */
 };
 
 /* A file whose requested ranges a full probe found all cached. */
@@ -1341,10 +1342,33 @@ worker_drain(Worker *worker)
 	}
 }
 
+/* CPU time of the calling thread, microseconds. */
+static gint64
+thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+/* Adds what the calling thread spent since `since` (thread_cpu_us()) to ra's sum. */
+static void
+add_thread_cpu(Readahead *ra, gint64 since)
+{
+	__atomic_fetch_add(&ra->thread_cpu_us, MAX(thread_cpu_us() - since, 0), __ATOMIC_RELAXED);
+}
+
 static gpointer
 worker_thread(gpointer data)
 {
-	worker_drain(data);
+	Worker *worker = data;
+	gint64 start = thread_cpu_us();
+
+	worker_drain(worker);
+	/* Joined before its batch ends: the batch, and ra, outlive it. */
+	add_thread_cpu(worker->batch->ra, start);
 	return NULL;
 }
 
@@ -1713,9 +1737,12 @@ job_thread(gpointer data)
 {
 	Job *job = data;
 	Readahead *ra = job->ra;
+	gint64 start = thread_cpu_us();
 
 	job->stats = run_batch(ra, job->requests, &job->options, &job->stop, &job->progress, FALSE);
 	g_clear_pointer(&job->requests, g_array_unref);
+	/* Before job_end(), which may drop the job's reference to ra. */
+	add_thread_cpu(ra, start);
 	g_mutex_lock(&ra->job_lock);
 	job_end(ra, job);
 	return NULL;
@@ -1756,6 +1783,7 @@ urgent_thread(gpointer data)
 	Job *job = data;
 	Readahead *ra = job->ra;
 	GArray *requests = g_steal_pointer(&job->requests);
+	gint64 start = thread_cpu_us();
 
 #ifdef SYS_ioprio_set
 	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
@@ -1779,6 +1807,7 @@ urgent_thread(gpointer data)
 		}
 		break;
 	}
+	add_thread_cpu(ra, start);
 	job_end(ra, job);
 	return NULL;
 }
@@ -2014,6 +2043,14 @@ readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck, guint64
 	if (refused)
 		*refused = ra->refused;
 	g_mutex_unlock(&ra->job_lock);
+}
+
+gint64
+readahead_get_cpu_us(Readahead *ra)
+{
+	g_return_val_if_fail(ra != NULL, 0);
+
+	return __atomic_load_n(&ra->thread_cpu_us, __ATOMIC_RELAXED);
 }
 
 gboolean

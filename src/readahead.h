@@ -268,6 +268,14 @@ void readahead_get_abandoned(Readahead *ra, guint64 *abandoned, guint *stuck,
 			     guint64 *refused);
 
 /*
+ * CPU time (us) the batch threads (background and urgent) and their
+ * workers spent since ra was made, counted as each ends; a batch still
+ * running is not in it yet. For the dump: it is part of what the main
+ * thread's stages do not count.
+ */
+gint64 readahead_get_cpu_us(Readahead *ra);
+
+/*
  * The reader's OrderExamineFunc (user_data unused): one lstat
  * (SORT_INODE) or one pagecache_open() (SORT_BLOCK) of the file, then
  * one FIEMAP query per range for SORT_BLOCK. Pass it to order_sort() to

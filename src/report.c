@@ -232,6 +232,7 @@ report_snapshot_new(const ReportSources *src, guint top_n)
 		snap->have_hour = report_hit_log_delta(src->hit_log, &snap->hits_hour, &snap->hour_us);
 
 	snap->cpu_us = src->cpu_us;
+	snap->readahead_cpu_us = src->readahead_cpu_us;
 	snap->n_stages = MIN(src->n_stages, REPORT_MAX_STAGES);
 	for (guint i = 0; i < snap->n_stages; i++) {
 		snap->stages[i].name = g_string_chunk_insert(snap->strings, src->stage_names[i]);
@@ -288,8 +289,8 @@ add_line(GPtrArray *lines, const char *format, ...)
 
 /*
  * Cumulative, so that two dumps give the cost of the cycles between them;
- * "other" is the rest of the process: readahead workers, events, signals,
- * saves. What was read tells a readahead stage that re-read pages the
+ * "other" is the rest of the process: readahead workers (their own line,
+ * "readahead threads"), events, signals, saves. What was read tells a readahead stage that re-read pages the
  * kernel evicted from one that only checked what was cached.
  */
 static void
@@ -444,6 +445,9 @@ report_dump_lines(const ReportSnapshot *snap)
 		 G_GUINT64_FORMAT " batches refused)", snap->read_abandoned,
 		 (int)(READAHEAD_DEADLINE_US / G_USEC_PER_SEC), snap->read_stuck,
 		 READAHEAD_MAX_STUCK, snap->read_refused);
+	/* Not in the "cpu:" line, which scripts read as it is. */
+	add_line(lines, "readahead threads: %.1f ms of CPU since start, the batches' and their "
+		 "workers' (part of the cpu line's \"other\")", snap->readahead_cpu_us / 1000.0);
 	if (snap->have_fsjobs)
 		add_line(lines, "file-system jobs: %" G_GUINT64_FORMAT " done, %" G_GUINT64_FORMAT
 			 " abandoned after %d ms, %u of their threads still blocked (at most %d), %"

@@ -90,6 +90,7 @@ typedef struct ReportSources {
 	const char *const *stage_names;
 	const gint64 *stage_us;        /* main thread CPU per stage, since start */
 	gint64 cpu_us;                 /* process CPU since start */
+	gint64 readahead_cpu_us;       /* of it, the readahead threads' (readahead_get_cpu_us()) */
 	guint64 batches, read_bytes, read_calls; /* readahead since start */
 	const ReportHitLog *hit_log;   /* NULL: no hour figures */
 	const MountNsStats *mountns;   /* programs of other mount namespaces; NULL: none */
@@ -143,6 +144,7 @@ typedef struct ReportSnapshot {
 	const ReportExe *top;         /* the most likely first */
 	guint n_top;
 	gint64 cpu_us;                /* process CPU since start */
+	gint64 readahead_cpu_us;      /* of it, the readahead threads' */
 	ReportStage stages[REPORT_MAX_STAGES];
 	guint n_stages;
 	guint64 batches, read_bytes, read_calls;

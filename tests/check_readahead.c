@@ -1553,17 +1553,20 @@ START_TEST(test_idle_class_reaches_workers)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GArray) reqs = small_files(24);
 	DoneRecordLite rec = { 0 };
+	gint64 cpu;
 
 	/* Each test runs in its own process: the class does not leak out. */
 	ck_assert_msg(readahead_set_idle_class(&error), "%s", error ? error->message : "");
 	ck_assert_int_eq(io_class_of_self(), 3);
 
 	/* The worker threads, created after the call, inherit the class. */
+	ck_assert_int_eq(readahead_get_cpu_us(ra), 0);
 	rec.stats = readahead_run(ra, reqs, OPTS(SORT_PATH, 4));
 	ck_assert_uint_eq(rec.stats.files, 24);
 	ck_assert_uint_ge(rec.stats.threads, 1);
 	ck_assert_uint_le(rec.stats.threads, 4);
 	ck_assert_uint_eq(rec.stats.threads_not_idle, 0);
+	cpu = readahead_get_cpu_us(ra);
 
 	/* And so does the background batch thread with its own workers. */
 	ck_assert(readahead_start(ra, small_files(8), OPTS(SORT_NONE, 2), on_done_lite, &rec));
@@ -1571,6 +1574,8 @@ START_TEST(test_idle_class_reaches_workers)
 	ck_assert_uint_eq(rec.stats.files, 8);
 	ck_assert_uint_ge(rec.stats.threads, 1);
 	ck_assert_uint_eq(rec.stats.threads_not_idle, 0);
+	/* The batch thread and its workers opened 8 files: their CPU is counted. */
+	ck_assert_int_gt(readahead_get_cpu_us(ra), cpu);
 }
 END_TEST
 

@@ -100,7 +100,7 @@ make_sources(Fixture *f)
 		.selected_maps = 1, .selected_kb = 8, .readahead = &f->ra,
 		.watch_text = "learnreads and learnexec are off",
 		.n_stages = 2, .stage_names = stage_names, .stage_us = stage_us,
-		.cpu_us = 10000, .batches = 4, .read_bytes = 40960, .read_calls = 9,
+		.cpu_us = 10000, .readahead_cpu_us = 3250, .batches = 4, .read_bytes = 40960, .read_calls = 9,
 		.hit_log = f->log,
 		.launch = &f->launch,
 	};
@@ -159,6 +159,8 @@ START_TEST(test_dump_lines)
 		"and 0 chains, refused 0 exes and 0 map uses",
 		"readahead deadline: 3 batches abandoned after 10 s without progress, 1 of their "
 		"threads still blocked (at most 4: 2 batches refused)",
+		"readahead threads: 3.2 ms of CPU since start, the batches' and their workers' (part "
+		"of the cpu line's \"other\")",
 		"file-system jobs: 7 done, 2 abandoned after 2000 ms, 1 of their threads still "
 		"blocked (at most 8), 1 expired in the queue; refused: 4 on a device that missed a "
 		"deadline, 5 at the thread cap, 6 queue full; 1 devices refused now",

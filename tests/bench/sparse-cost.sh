@@ -40,7 +40,8 @@
 # from the same dumps, the main thread's CPU per cycle in each stage (scan,
 # learn, predict, readahead) and the KB read ahead per cycle: pages the
 # kernel evicted (some reclaimers evict unused page cache within a
-# minute) and the daemon read again.
+# minute) and the daemon read again; and of the rest ("other"), the CPU
+# of the readahead threads, where the dump has its "readahead threads" line.
 # The traced executables do not exist here, so nothing starts or stops:
 # every cycle scans /proc, scores every chain of the model and selects
 # the maps of every executable with a bid. Most of the traced files do
@@ -141,9 +142,12 @@ dump() { # LOG
 	# The dump's cumulative CPU per stage (ms) and KB read ahead:
 	# "scan learn predict readahead other kb", empty without the line.
 	stages=$(grep -- "cpu: " "$1" | tail -1 | sed -n 's/.*(scan \([0-9.]*\), learn \([0-9.]*\), predict \([0-9.]*\), readahead \([0-9.]*\), other \([0-9.]*\) ms); [0-9]* readahead batches, \([0-9]*\) KB requested.*/\1 \2 \3 \4 \5 \6/p')
+	# The readahead threads' share of "other" (ms), where the dump has it.
+	ra_threads=$(grep -- "readahead threads: " "$1" | tail -1 | sed -n 's/.*readahead threads: \([0-9.]*\) ms.*/\1/p')
+	[ -n "$stages" ] && [ -n "$ra_threads" ] && stages="$stages $ra_threads"
 }
 
-printf 'name\texes\tmaps\tchains\tstate_bytes\tload_ms\trss_kb\tpeak_rss_kb\tcpu_ms_per_cycle\tcycles\tsave_ms\tsaved_bytes\tread_ms\tscan_ms\tlearn_ms\tpredict_ms\treadahead_ms\tother_ms\treread_kb\n' \
+printf 'name\texes\tmaps\tchains\tstate_bytes\tload_ms\trss_kb\tpeak_rss_kb\tcpu_ms_per_cycle\tcycles\tsave_ms\tsaved_bytes\tread_ms\tscan_ms\tlearn_ms\tpredict_ms\treadahead_ms\tother_ms\treread_kb\tra_threads_ms\n' \
 	> "$work/sparse.tsv"
 log "results in $work"
 for spec in "$@"; do
@@ -223,7 +227,7 @@ for spec in "$@"; do
 	save_ms=$(($(now_ms) - s0))
 	per_cycle=$(awk -v a="$c1" -v b="$c2" -v k="$done_cycles" 'BEGIN { printf "%.1f", (b - a) * 1000 / k }')
 	log "$name: loaded in $load_ms ms ($read_ms reading the file), RSS $rss KB (peak $hwm), $per_cycle ms CPU per cycle over $done_cycles cycles"
-	log "$name: per cycle, ms of scan, learn, predict, readahead, other, and KB re-read: $per_stage"
+	log "$name: per cycle, ms of scan, learn, predict, readahead, other, KB re-read, and ms of other in the readahead threads: $per_stage"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$exes" "$maps" "$chains" \
 		"$(stat -c %s "$work/$name.state")" "$load_ms" "$rss" "$hwm" "$per_cycle" \
 		"$done_cycles" "$save_ms" "$(stat -c %s "$work/run.state")" "$read_ms" "$per_stage" >> "$work/sparse.tsv"
@@ -235,9 +239,9 @@ for spec in "$@"; do
 done
 
 awk -F'\t' '
-	NR == 1 { printf "%-5s %6s %6s %7s %9s %8s %8s %7s %8s %9s %7s | %6s %6s %6s %6s %9s\n", "", "exes", "maps",
+	NR == 1 { printf "%-5s %6s %6s %7s %9s %8s %8s %7s %8s %9s %7s | %6s %6s %6s %6s %6s %9s %8s\n", "", "exes", "maps",
 		"chains", "state MB", "load ms", "(read)", "RSS MB", "peak MB", "ms/cycle", "save ms",
-		"scan", "learn", "pred.", "ra", "reread KB"; next }
-	{ printf "%-5s %6s %6s %7s %9.2f %8s %8s %7.1f %8.1f %9s %7s | %6s %6s %6s %6s %9s\n", $1, $2, $3, $4, $5 / 1048576,
-		$6, $13, $7 / 1024, $8 / 1024, $9, $11, $14, $15, $16, $17, $19 }' "$work/sparse.tsv" | tee "$work/table.txt"
+		"scan", "learn", "pred.", "ra", "other", "reread KB", "ra thr."; next }
+	{ printf "%-5s %6s %6s %7s %9.2f %8s %8s %7.1f %8.1f %9s %7s | %6s %6s %6s %6s %6s %9s %8s\n", $1, $2, $3, $4, $5 / 1048576,
+		$6, $13, $7 / 1024, $8 / 1024, $9, $11, $14, $15, $16, $17, $18, $19, $20 }' "$work/sparse.tsv" | tee "$work/table.txt"
 echo "results: $work"
