@@ -56,20 +56,42 @@
  */
 #define AGE_DIGITS 7
 
-Map *
-map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
+/*
+ * A map's path: its characters after a reference count, so that the
+ * maps of one file (a library has one per mapped segment, four or five)
+ * can share one copy (map_new_same_file()). The 4-byte count mostly
+ * fits in the padding malloc gives a string anyway: GLib's GRefString
+ * took 32 bytes more per path, and interning 52, more than sharing
+ * saves when few paths repeat.
+ */
+typedef struct {
+	gint refs;
+	char path[];
+} MapPath;
+
+static char *
+map_path_new(const char *path)
 {
-	Map *map;
+	gsize len = strlen(path) + 1;
+	MapPath *p = g_malloc(offsetof(MapPath, path) + len);
 
-	g_return_val_if_fail(path != NULL, NULL);
+	p->refs = 1;
+	memcpy(p->path, path, len);
+	return p->path;
+}
 
-	map = g_new0(Map, 1);
-	/*
-	 * A library's maps (one per mapped segment, four or five) name the
-	 * same file: one copy of the path for all of them. At 1,000
-	 * executables 5,799 maps name 1,566 files.
-	 */
-	map->path = g_ref_string_new_intern(path);
+static MapPath *
+map_path_header(char *path)
+{
+	return (MapPath *)(void *)(path - offsetof(MapPath, path));
+}
+
+static Map *
+map_alloc(char *path, guint64 offset, guint64 length, gint64 update_time)
+{
+	Map *map = g_new0(Map, 1);
+
+	map->path = path;
 	map->offset = offset;
 	map->length = length;
 	map->update_time = update_time;
@@ -77,12 +99,33 @@ map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
 	return map;
 }
 
+Map *
+map_new(const char *path, guint64 offset, guint64 length, gint64 update_time)
+{
+	g_return_val_if_fail(path != NULL, NULL);
+
+	return map_alloc(map_path_new(path), offset, length, update_time);
+}
+
+Map *
+map_new_same_file(Map *other, guint64 offset, guint64 length, gint64 update_time)
+{
+	g_return_val_if_fail(other != NULL, NULL);
+
+	g_atomic_int_inc(&map_path_header(other->path)->refs);
+	return map_alloc(other->path, offset, length, update_time);
+}
+
 void
 map_free(Map *map)
 {
+	MapPath *path;
+
 	if (!map)
 		return;
-	g_ref_string_release(map->path);
+	path = map_path_header(map->path);
+	if (g_atomic_int_dec_and_test(&path->refs))
+		g_free(path);
 	g_free(map);
 }
 

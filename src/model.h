@@ -57,8 +57,8 @@ typedef struct MapFileId {
  */
 typedef struct Map {
 	/* persisted */
-	char *path;           /* absolute path: an interned GRefString holding a
-				 reference (the maps of one file share it) */
+	char *path;           /* absolute path, owned with the other maps of the file
+				 that share it (map_new_same_file()); never freed alone */
 	guint64 offset;       /* first byte of the range */
 	guint64 length;       /* bytes in the range */
 	gint64 update_time;   /* model time it was last seen in use */
@@ -384,6 +384,12 @@ typedef struct Model {
 
 /* A new unregistered map with refcount 0 and an unknown file identity. */
 Map *map_new(const char *path, guint64 offset, guint64 length, gint64 update_time);
+/*
+ * As map_new() with other's path, shared rather than copied: for the
+ * ranges of one file (the state loader's maps of one FILE record). Each
+ * map holds a reference to the path; map_free() drops it.
+ */
+Map *map_new_same_file(Map *other, guint64 offset, guint64 length, gint64 update_time);
 void map_free(Map *map);
 guint map_hash(gconstpointer map);
 gboolean map_equal(gconstpointer a, gconstpointer b);

@@ -131,6 +131,7 @@ typedef struct ImportTop {
 typedef struct FileRecord {
 	char *path;           /* owned when loading; the map's when saving (SavePlan) */
 	MapFileId id;
+	Map *first_map;       /* loading: its first map, whose path the others share */
 } FileRecord;
 
 static void
@@ -503,7 +504,7 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 	gint64 update_time;
 	guint64 offset, length;
 	g_autofree char *path = NULL;
-	const FileRecord *file = NULL;
+	FileRecord *file = NULL;
 	Map *map;
 
 	if (!field_index(ld, f[1], "map index", &idx, error) ||
@@ -530,7 +531,14 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 	if (g_hash_table_contains(ld->maps, GINT_TO_POINTER(idx)))
 		return load_fail(ld, error, STATE_ERROR_CORRUPT, "duplicate map index %d", idx);
 
-	map = map_new(file ? file->path : path, offset, length, update_time);
+	/*
+	 * The maps of one file share its path: at 1,000 executables 5,799
+	 * maps name 1,566 files. The first map lives until the load ends.
+	 */
+	if (file && file->first_map)
+		map = map_new_same_file(file->first_map, offset, length, update_time);
+	else
+		map = map_new(file ? file->path : path, offset, length, update_time);
 	if (file)
 		map->file = file->id;
 	if (g_hash_table_contains(ld->map_keys, map)) {
@@ -538,6 +546,8 @@ load_map(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "duplicate map (same file, offset and length as another)");
 	}
+	if (file && !file->first_map)
+		file->first_map = map;
 	map->state.seq = (guint)idx;
 	g_hash_table_insert(ld->maps, GINT_TO_POINTER(idx), map);
 	g_hash_table_add(ld->map_keys, map);
@@ -1249,7 +1259,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SavePlan, save_plan_clear)
 static gboolean
 plan_file(SavePlan *plan, const Map *map, guint *file_seq)
 {
-	FileRecord probe = { map->path, map->file };
+	FileRecord probe = { map->path, map->file, NULL };
 	FileRecord *rec;
 	gpointer seq;
 	g_autofree char *uri = NULL;

@@ -108,19 +108,27 @@ END_TEST
 START_TEST(test_map_path_shared)
 {
 	Map *a = map_new("/usr/lib/libshared-test.so", 0, 4096, 0);
-	Map *b = map_new("/usr/lib/libshared-test.so", 4096, 4096, 0);
-	g_autoptr(Map) other = map_new("/usr/lib/libother-test.so", 0, 4096, 0);
-	g_autofree char *copy = g_strdup("/usr/lib/libshared-test.so");
+	Map *b = map_new_same_file(a, 4096, 4096, 7);
 	Map *c;
+	g_autoptr(Map) copy = map_new("/usr/lib/libshared-test.so", 8192, 4096, 0);
 
 	ck_assert_ptr_eq(a->path, b->path);
-	ck_assert_ptr_ne(a->path, other->path);
+	ck_assert_uint_eq(b->offset, 4096);
+	ck_assert_uint_eq(b->length, 4096);
+	ck_assert_int_eq(b->update_time, 7);
+	ck_assert_int_eq(b->learn.checked, -1);
+	ck_assert_int_eq(b->refcount, 0);
+	/* map_new() copies: equal text, its own storage. */
+	ck_assert_ptr_ne(a->path, copy->path);
+	ck_assert_str_eq(a->path, copy->path);
 	map_free(a);
 	ck_assert_str_eq(b->path, "/usr/lib/libshared-test.so");
-	/* A path given from another buffer finds the same copy. */
-	c = map_new(copy, 0, 8192, 0);
+	/* Shared from a map that shares. */
+	c = map_new_same_file(b, 0, 8192, 0);
 	ck_assert_ptr_eq(c->path, b->path);
 	map_free(b);
+	ck_assert_str_eq(c->path, "/usr/lib/libshared-test.so");
+	ck_assert(!map_equal(c, copy));
 	map_free(c);
 }
 END_TEST

@@ -496,6 +496,13 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_eq(find_exemap(a, "/usr/lib/libshared.so", 4096, 65536)->map,
 			 find_exemap(b, "/usr/lib/libshared.so", 4096, 65536)->map);
 	ck_assert_int_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 4096, 65536)->refcount, 2);
+	/* The three libshared segments of FILE 0 share one copy of the path. */
+	ck_assert_ptr_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 4096, 65536)->path,
+			 model_lookup_map(loaded, "/usr/lib/libshared.so", 0, 4096)->path);
+	ck_assert_ptr_eq(model_lookup_map(loaded, "/usr/lib/libshared.so", 69632, 4096)->path,
+			 model_lookup_map(loaded, "/usr/lib/libshared.so", 0, 4096)->path);
+	ck_assert_ptr_ne(model_lookup_map(loaded, "/usr/lib/liba.so", 0, 8192)->path,
+			 model_lookup_map(loaded, "/usr/lib/libshared.so", 0, 4096)->path);
 	ck_assert_ptr_nonnull(model_lookup_map(loaded, ODD_MAP, G_GUINT64_CONSTANT(1) << 40, 4096));
 	/* 65536 + 8192 + 4096 + 4096 */
 	ck_assert_uint_eq(a->size, 81920);
