@@ -1143,6 +1143,29 @@ explain_running_successor(ReportExplain *ex, const Model *model, const Exe *exe)
 }
 
 /*
+ * One finding if exe is among from's successors: "next after FROM<what>
+ * in N of its M chances". The caller's what says which start from is.
+ */
+static gboolean
+explain_after(ReportExplain *ex, const Exe *from, const Exe *exe, const char *what)
+{
+	for (guint i = 0; i < from->succ->len; i++) {
+		const ExeSucc *s = &g_array_index(from->succ, ExeSucc, i);
+		g_autofree char *name = NULL;
+		g_autofree char *text = NULL;
+
+		if (s->next != exe)
+			continue;
+		name = g_path_get_basename(from->path);
+		text = report_path_text(name);
+		add_finding(ex, REPORT_REASON_SUCCESSOR, "next after %s%s in %.4g of its %.4g chances",
+			    text, what, (double)s->count, (double)s->chances);
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/*
  * exe's bid as a successor of model->free_start, the last free choice,
  * when habits started after it (prophet_bid_successors()), in one line.
  */
@@ -1153,21 +1176,7 @@ explain_free_successor(ReportExplain *ex, const Model *model, const Exe *exe)
 
 	if (!free_start || free_start == model->last_start)
 		return FALSE;
-	for (guint i = 0; i < free_start->succ->len; i++) {
-		const ExeSucc *s = &g_array_index(free_start->succ, ExeSucc, i);
-		g_autofree char *name = NULL;
-		g_autofree char *text = NULL;
-
-		if (s->next != exe)
-			continue;
-		name = g_path_get_basename(free_start->path);
-		text = report_path_text(name);
-		add_finding(ex, REPORT_REASON_SUCCESSOR,
-			    "next after %s, the last start that was no habit, in %.4g of its %.4g chances",
-			    text, (double)s->count, (double)s->chances);
-		return TRUE;
-	}
-	return FALSE;
+	return explain_after(ex, free_start, exe, ", the last start that was no habit,");
 }
 
 /*
@@ -1195,19 +1204,8 @@ explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
 				    exe->quiet_starts, model->quiet_total);
 		return;
 	}
-	for (guint i = 0; i < last->succ->len; i++) {
-		const ExeSucc *s = &g_array_index(last->succ, ExeSucc, i);
-		g_autofree char *name = NULL;
-		g_autofree char *text = NULL;
-
-		if (s->next != exe)
-			continue;
-		name = g_path_get_basename(last->path);
-		text = report_path_text(name);
-		add_finding(ex, REPORT_REASON_SUCCESSOR, "next after %s in %.4g of its %.4g chances",
-			    text, (double)s->count, (double)s->chances);
+	if (explain_after(ex, last, exe, ""))
 		return;
-	}
 	if (explain_free_successor(ex, model, exe) || explain_running_successor(ex, model, exe))
 		return;
 	away = prophet_away_chance(model);
