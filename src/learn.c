@@ -1001,7 +1001,7 @@ check_done(FsJobStatus status, gpointer data, gpointer user_data)
 }
 
 /* Queues the default check of path on the learner's pool; done applies it. */
-static void
+static FsJobSubmit
 submit_check(Learn *learn, const char *path, const Map *map, const Exe *exe)
 {
 	CheckJob *job = g_new0(CheckJob, 1);
@@ -1026,8 +1026,8 @@ submit_check(Learn *learn, const char *path, const Map *map, const Exe *exe)
 	dev = learn_path_dev(learn, path);
 	if (dev == 0)
 		dev = map ? map->file.dev : exe->file.dev;
-	(void)fsjob_submit(learn->fsjobs, dev, check_job_run, job, check_job_free,
-			   check_done, f, check_for_free);
+	return fsjob_submit(learn->fsjobs, dev, check_job_run, job, check_job_free, check_done, f,
+			    check_for_free);
 }
 
 /* Whether the default check runs on the pool rather than at once. */
@@ -1048,6 +1048,7 @@ static gboolean
 check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 {
 	const FileState *state;
+	gint64 before = map->learn.checked;
 	MapFileId here;
 	gboolean usable;
 
@@ -1067,7 +1068,15 @@ check_map_file(Learn *learn, GHashTable *stat_cache, Map *map, gint64 now)
 		return TRUE;
 	}
 	if (checks_on_pool(learn)) {
-		submit_check(learn, map->path, map, NULL);
+		/*
+		 * A full queue says nothing of the file: it is asked again at
+		 * the next update, not an hour later (a burst of checks, as
+		 * after a load, would leave gone files selected for that hour).
+		 * A refused device or too many blocked workers keep the hour:
+		 * asking again soon would only be refused again.
+		 */
+		if (submit_check(learn, map->path, map, NULL) == FSJOB_REFUSED_FULL)
+			map->learn.checked = before;
 		return FALSE;
 	}
 	state = file_state(learn, stat_cache, map->path);
@@ -1184,7 +1193,7 @@ maintain(Learn *learn, Model *model, const Conf *conf, gint64 now)
 		if (learn_path_is_remote(learn, exe->path))
 			g_ptr_array_add(gone, exe);
 		else if (checks_on_pool(learn))
-			submit_check(learn, exe->path, NULL, exe);
+			(void)submit_check(learn, exe->path, NULL, exe);
 		else if (!learn->file_check(exe->path, &id, learn->file_check_data))
 			g_ptr_array_add(gone, exe);
 	}

@@ -2071,6 +2071,87 @@ START_TEST(test_check_files_on_pool)
 }
 END_TEST
 
+/* A job that holds the pool's only worker until the test lets it go. */
+static gint blocker_release;
+
+static void
+blocker_run(FsJobCtx *ctx, gpointer data)
+{
+	(void)ctx;
+	(void)data;
+	while (!g_atomic_int_get(&blocker_release))
+		g_usleep(1000);
+}
+
+static void
+blocker_done(FsJobStatus status, gpointer data, gpointer user_data)
+{
+	(void)status;
+	(void)data;
+	(void)user_data;
+}
+
+/*
+ * A check refused because the pool's queue is full is asked again at the
+ * next call, not LEARN_FILE_CHECK_PERIOD later. One worker, held by a
+ * blocker, and a queue of one: two.so's check is refused and its map
+ * keeps checked = 10 (the old code set 3610 and skipped it for an hour);
+ * once the queue drains, the next call at the same time submits it.
+ */
+START_TEST(test_check_files_queue_full)
+{
+	g_autoptr(FsJobPool) pool = fsjob_pool_new(NULL, 1, 1, 2, 5 * G_USEC_PER_SEC);
+	g_autoptr(GPtrArray) files = g_ptr_array_new();
+	g_autoptr(GPtrArray) selected = g_ptr_array_new();
+	static const char *const only_a[] = { "a", NULL };
+	g_autofree char *one = at("files/one.so");
+	g_autofree char *two = at("files/two.so");
+	const gint64 later = 10 + LEARN_FILE_CHECK_PERIOD;
+	Map *m1, *m2;
+	FsJobStats st;
+
+	make_file("files/one.so", 0x10000);
+	make_file("files/two.so", 0x10000);
+	learn_set_maps_source(learn, list_source, files);
+	g_ptr_array_add(files, (gpointer)"files/one.so");
+	g_ptr_array_add(files, (gpointer)"files/two.so");
+	scripted_scan(0, only_a);
+	learn_update(learn, scan, model, conf, 10);
+	m1 = model_lookup_map(model, one, 0, 0x10000);
+	m2 = model_lookup_map(model, two, 0, 0x10000);
+	ck_assert_int_eq(m1->learn.checked, 10);
+	ck_assert_int_eq(m2->learn.checked, 10);
+	g_ptr_array_add(selected, m1);
+	g_ptr_array_add(selected, m2);
+
+	g_atomic_int_set(&blocker_release, 0);
+	ck_assert_int_eq(fsjob_submit(pool, 0, blocker_run, NULL, NULL, blocker_done, NULL, NULL),
+			 FSJOB_QUEUED);
+	/* The worker has taken the blocker: the queue is empty again. */
+	for (fsjob_get_stats(pool, &st); st.running == 0; fsjob_get_stats(pool, &st))
+		g_usleep(1000);
+	learn_set_fsjob(learn, pool, model);
+	ck_assert_uint_eq(learn_check_files(learn, selected, later), 0);
+	fsjob_get_stats(pool, &st);
+	ck_assert_uint_eq(st.submitted, 2);
+	ck_assert_uint_eq(st.refused_full, 1);
+	ck_assert_int_eq(m1->learn.checked, later);
+	ck_assert_int_eq(m2->learn.checked, 10);
+
+	g_atomic_int_set(&blocker_release, 1);
+	iterate_until_done(pool, 2);
+	ck_assert_uint_eq(learn_check_files(learn, selected, later), 0);
+	fsjob_get_stats(pool, &st);
+	ck_assert_uint_eq(st.submitted, 3);
+	ck_assert_uint_eq(st.refused_full, 1);
+	ck_assert_int_eq(m2->learn.checked, later);
+	iterate_until_done(pool, 3);
+	ck_assert(!m1->learn.stale);
+	ck_assert(!m2->learn.stale);
+	learn_set_fsjob(learn, NULL, NULL);
+}
+END_TEST
+
 /*
  * A learned file in a mount that stopped answering (netfs on, so it was
  * learned): the check of learn_check_files() does not hold the calling
@@ -2275,6 +2356,7 @@ learn_suite(void)
 	tcase_add_test(tc, test_replaced_files);
 	tcase_add_test(tc, test_check_selected_files);
 	tcase_add_test(tc, test_check_files_on_pool);
+	tcase_add_test(tc, test_check_files_queue_full);
 	tcase_add_test(tc, test_maintenance);
 	tcase_add_test(tc, test_exec_short_lived);
 	tcase_add_test(tc, test_exec_learned_too_small_or_off);
