@@ -19,11 +19,11 @@
 set -u
 
 duration=${1:-600}
-conf=${2:-/etc/preload.conf}
+conf=${2:-${PRELOAD_064_CONF:-/etc/preload.conf}}
 here=$(cd "$(dirname "$0")" && pwd)
 top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
 ours="$top_builddir/src/preload"
-theirs=/usr/sbin/preload
+theirs=${PRELOAD_064:-/usr/sbin/preload}
 
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
 [ -x "$theirs" ] || { echo "needs Debian's preload 0.6.4: apt-get install -y preload"; exit 77; }

@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
 ours="$top_builddir/src/preload"
 stategen="$top_builddir/tests/bench/stategen"
-theirs=/usr/sbin/preload
+theirs=${PRELOAD_064:-/usr/sbin/preload}
 
 n=1000 secs=30 cycle=2 daemons=0.6.4,this out=
 while getopts "n:t:c:d:o:h" opt; do

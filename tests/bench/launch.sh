@@ -77,7 +77,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
 ours="$top_builddir/src/preload"
 benchapp="$top_builddir/tests/bench/bench-app"
-theirs=/usr/sbin/preload
+theirs=${PRELOAD_064:-/usr/sbin/preload}
 root=/usr/local/lib/preload-bench
 # Other preload daemons on a shared machine (tests, other branches) learn
 # every program they see, and read it ahead: they would prefetch for the

@@ -39,7 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top_builddir=${top_builddir:-$(cd "$here/../.." && pwd)}
 ours="$top_builddir/src/preload"
 stategen="$top_builddir/tests/bench/stategen"
-theirs=/usr/sbin/preload
+theirs=${PRELOAD_064:-/usr/sbin/preload}
 
 sizes="100 1000 5000" cycle=2 cycles=10 daemons=0.6.4,this out=
 while getopts "n:c:k:d:o:h" opt; do
