@@ -84,6 +84,7 @@ typedef struct Daemon {
 	Launch *launch;          /* what an exec event means (launch.h) */
 	TraceWriter *trace;      /* NULL unless recording a trace */
 	Watch *watch;            /* exec and open events, NULL without them */
+	WatchReader *watch_idle; /* the netfs reader of a watcher turned off, for the next one */
 	char *watch_off;         /* why there is no watcher, for the dump */
 	GMainLoop *loop;
 	Control *control;        /* the control socket, NULL without one */
@@ -785,10 +786,20 @@ start_watch(Daemon *d)
 
 	g_clear_pointer(&d->watch_off, g_free);
 	if (!d->conf->learnreads && !d->conf->learnexec) {
-		g_clear_pointer(&d->watch, watch_free);
+		/*
+		 * Its netfs reader is kept (told to end) while its thread may
+		 * be stuck on a dead server, so that turning the features on
+		 * again hands it on rather than start a second one beside it.
+		 */
+		if (d->watch) {
+			watch_reader_free(d->watch_idle);
+			d->watch_idle = watch_retire(g_steal_pointer(&d->watch));
+		}
 		d->watch_off = g_strdup("learnreads and learnexec are off");
-	} else if (!(d->watch = watch_renew(g_steal_pointer(&d->watch), d->conf, &callbacks, d,
-					    &error))) {
+	} else if (!(d->watch = d->watch ? watch_renew(g_steal_pointer(&d->watch), d->conf,
+						       &callbacks, d, &error)
+					 : watch_resume(g_steal_pointer(&d->watch_idle), d->conf,
+							&callbacks, d, &error))) {
 		d->watch_off = g_strdup(error->message);
 		g_warning("cannot watch program starts and file opens (%s): "
 			  "working as a maps scanner", error->message);
@@ -1295,7 +1306,8 @@ serve(Daemon *d)
 		watch_set_fsjob(d->watch, NULL);
 	fsjob_get_stats(d->fsjobs, &d->fsjob_stats);
 	d->left_behind = d->fsjob_stats.stuck > 0 || d->fsjob_stats.running > 0 ||
-			 (d->watch && watch_reader_busy(d->watch));
+			 (d->watch && watch_reader_busy(d->watch)) ||
+			 watch_retired_reader_busy(d->watch_idle);
 	g_clear_pointer(&d->fsjobs, fsjob_pool_free);
 	notify_stopping(d->notify);
 	g_clear_pointer(&d->control, control_free);
@@ -1323,6 +1335,7 @@ daemon_clear(Daemon *d)
 		g_source_remove(d->autosave_source);
 	fsjob_pool_free(d->fsjobs);
 	watch_free(d->watch);
+	watch_reader_free(d->watch_idle);
 	readahead_free(d->readahead);
 	g_free(d->watch_off);
 	control_free(d->control);

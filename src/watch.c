@@ -3309,6 +3309,48 @@ watch_renew(Watch *old, const Conf *conf, const WatchCallbacks *callbacks, gpoin
 	return watch_make(conf, callbacks, user_data, net, error);
 }
 
+WatchReader *
+watch_retire(Watch *watch)
+{
+	NetReader *r = watch ? net_reader_detach(watch) : NULL;
+
+	watch_free(watch);
+#ifdef HAVE_SYS_FANOTIFY_H
+	if (r)
+		net_reader_tell_stop(r);
+#endif
+	return r;
+}
+
+Watch *
+watch_resume(WatchReader *reader, const Conf *conf, const WatchCallbacks *callbacks,
+	     gpointer user_data, GError **error)
+{
+	return watch_make(conf, callbacks, user_data, reader, error);
+}
+
+gboolean
+watch_retired_reader_busy(const WatchReader *reader)
+{
+#ifdef HAVE_SYS_FANOTIFY_H
+	return reader && __atomic_load_n(&reader->busy_since, __ATOMIC_RELAXED) != 0;
+#else
+	(void)reader;
+	return FALSE;
+#endif
+}
+
+void
+watch_reader_free(WatchReader *reader)
+{
+#ifdef HAVE_SYS_FANOTIFY_H
+	if (reader)
+		net_reader_stop(reader);
+#else
+	(void)reader;  /* always NULL: there are no readers */
+#endif
+}
+
 gboolean
 watch_reader_busy(const Watch *watch)
 {

@@ -584,6 +584,31 @@ Watch *watch_renew(Watch *old, const Conf *conf, const WatchCallbacks *callbacks
 		   gpointer user_data, GError **error);
 
 /*
+ * The netfs reader of a watcher that is gone while no watcher replaces
+ * it (learnreads and learnexec both turned off). Its thread may be stuck
+ * on a dead server; held, it is handed to the next watcher, so turning
+ * the features on again never starts a second reader beside it.
+ */
+typedef struct NetReader WatchReader;
+
+/*
+ * Frees watch (NULL is allowed) as watch_free() does, but returns its
+ * netfs reader (told to end; the caller's reference) instead of letting
+ * go of it; NULL when it had none.
+ */
+WatchReader *watch_retire(Watch *watch);
+
+/* watch_renew() for a watcher after watch_retire(): reader (NULL is allowed) is taken over. */
+Watch *watch_resume(WatchReader *reader, const Conf *conf, const WatchCallbacks *callbacks,
+		    gpointer user_data, GError **error);
+
+/* TRUE while reader is inside a mark or a read (see watch_reader_busy); NULL: FALSE. */
+gboolean watch_retired_reader_busy(const WatchReader *reader);
+
+/* Lets go of a retired reader: told to end, not waited for. NULL is allowed. */
+void watch_reader_free(WatchReader *reader);
+
+/*
  * From now on a finished start-up window is learned (its files opened and
  * their residency asked) on a worker of pool, with its deadline, and the
  * learned callback follows in the main context; a job abandoned on a hung
@@ -625,3 +650,4 @@ const char *watch_describe(const Watch *watch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchTracker, watch_tracker_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchWindow, watch_window_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Watch, watch_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchReader, watch_reader_free)

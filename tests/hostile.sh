@@ -40,7 +40,8 @@
 #     stuck, and SIGTERM saves and exits within 5 s (the network/FUSE
 #     group is marked and read by a thread of its own, never joined);
 #     SIGHUP meanwhile, with the configuration as it was, with a key
-#     that remakes the watcher, then netfs off and on, starts no second
+#     that remakes the watcher, then netfs off and on, then learnreads
+#     and learnexec both off (no watcher) and on again, starts no second
 #     reader thread or fanotify group beside the stuck one, and the dump
 #     says that the re-marking waits for it.
 #  h. with netfs = true, a program learned from a FUSE mount whose reads
@@ -710,7 +711,7 @@ else
 fi
 # SIGHUP while the reader is stuck: once as is (the file systems are
 # marked again), once with a key that remakes the watcher, then with
-# netfs off and on again. None may start a second reader (a thread, and
+# netfs off and on again, then with no watcher and one again. None may start a second reader (a thread, and
 # a fanotify group) beside the stuck one; the new marking waits for it,
 # and the dump says so.
 threads0=$(net_threads)
@@ -727,6 +728,14 @@ sed -i 's/^netfs = true$/netfs = false/' "$work/preload.conf"
 kill -HUP "$daemon_pid"
 sleep 0.5
 sed -i 's/^netfs = false$/netfs = true/' "$work/preload.conf"
+kill -HUP "$daemon_pid"
+sleep 0.5
+worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
+# Both watched features off (no watcher at all), then on again.
+printf 'learnreads = false\nlearnexec = false\n' >>"$work/preload.conf"
+kill -HUP "$daemon_pid"
+sleep 0.5
+sed -i 's/^learnreads = false$/learnreads = true/; s/^learnexec = false$/learnexec = true/' "$work/preload.conf"
 kill -HUP "$daemon_pid"
 sleep 0.5
 worst_g=$(worst "$worst_g" "$(usr1 "$usr1_cap")")
