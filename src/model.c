@@ -26,7 +26,8 @@
  * the pair never ran together, so its "neither" row is known from each
  * exe's start count and running time: a chain made late gets that row as
  * if it had been kept all along (markov_backfill()). Chains are found
- * by pair in one hash lookup (model->chains), the running set is kept
+ * by pair through the shorter chain list of the two exes (a few dozen
+ * at 1,000 exes), the running set is kept
  * (model->running), and the per-cycle functions visit the running exes
  * and their chains instead of the whole model.
  *
@@ -514,16 +515,6 @@ exe_remove_map(Model *model, Exe *exe, guint i)
 }
 
 gboolean
-exe_is_running(const Model *model, const Exe *exe)
-{
-	g_return_val_if_fail(model != NULL, FALSE);
-	g_return_val_if_fail(exe != NULL, FALSE);
-
-	return exe->running_timestamp >= 0 &&
-	       exe->running_timestamp == model->last_running_timestamp;
-}
-
-gboolean
 exe_is_constant(const Model *model, const Exe *exe)
 {
 	g_return_val_if_fail(model != NULL, FALSE);
@@ -534,42 +525,6 @@ exe_is_constant(const Model *model, const Exe *exe)
 }
 
 /* ---- chains ---- */
-
-/* A 64-bit mix (splitmix64's finaliser): pointers differ in few bits. */
-static guint64
-mix64(guint64 x)
-{
-	x ^= x >> 30;
-	x *= G_GUINT64_CONSTANT(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= G_GUINT64_CONSTANT(0x94d049bb133111eb);
-	x ^= x >> 31;
-	return x;
-}
-
-/* The chain's key is the unordered pair {a, b}: hash and compare it so. */
-static guint
-chain_hash(gconstpointer p)
-{
-	const Markov *m = p;
-	guint64 x = (guint64)GPOINTER_TO_SIZE(m->a), y = (guint64)GPOINTER_TO_SIZE(m->b);
-
-	if (x > y) {
-		guint64 t = x;
-
-		x = y;
-		y = t;
-	}
-	return (guint)mix64(mix64(x) ^ y);
-}
-
-static gboolean
-chain_equal(gconstpointer pa, gconstpointer pb)
-{
-	const Markov *x = pa, *y = pb;
-
-	return (x->a == y->a && x->b == y->b) || (x->a == y->b && x->b == y->a);
-}
 
 /* The state the pair (a, b) is in now. */
 static int
@@ -726,22 +681,55 @@ compare_chain_rank(gconstpointer pa, gconstpointer pb)
 	}
 }
 
+/*
+ * A zeroed slot for a new chain: the last one freed, or the next never
+ * used, in a new block when the last is full.
+ */
+static Markov *
+chain_slot_take(Model *model)
+{
+	Markov *m = model->chain_free;
+
+	if (m) {
+		model->chain_free = m->next_free;
+	} else {
+		guint block = model->chain_slots / MODEL_CHAIN_BLOCK;
+
+		if (block == model->n_chain_blocks) {
+			model->chain_blocks = g_renew(Markov *, model->chain_blocks, block + 1);
+			model->chain_blocks[block] = g_new(Markov, MODEL_CHAIN_BLOCK);
+			model->n_chain_blocks++;
+		}
+		m = &model->chain_blocks[block][model->chain_slots % MODEL_CHAIN_BLOCK];
+		model->chain_slots++;
+	}
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+/* Gives a freed chain's slot back; a NULL a marks it free for model_next_chain(). */
+static void
+chain_slot_give(Model *model, Markov *m)
+{
+	m->a = NULL;
+	m->next_free = model->chain_free;
+	model->chain_free = m;
+}
+
 /* Frees the least valuable chains until at most target are left. */
 static void
 evict_chains(Model *model, guint target)
 {
 	g_autoptr(GArray) ranks = NULL;
-	GHashTableIter iter;
-	gpointer key;
+	Markov *markov;
 
 	if (model->n_chains <= target)
 		return;
 	ranks = g_array_sized_new(FALSE, FALSE, sizeof(ChainRank), model->n_chains);
-	g_hash_table_iter_init(&iter, model->chains);
-	while (g_hash_table_iter_next(&iter, &key, NULL)) {
+	for (guint pos = 0; (markov = model_next_chain(model, &pos));) {
 		ChainRank r;
 
-		r.markov = key;
+		r.markov = markov;
 		r.both = markov_current_state(model, r.markov) == MARKOV_BOTH;
 		r.heaviest = chain_heaviest(r.markov);
 		g_array_append_val(ranks, r);
@@ -771,10 +759,9 @@ markov_new(Model *model, Exe *a, Exe *b, gint64 now, MarkovStart start)
 	if (model->params.max_chains > 0 && model->n_chains >= model->params.max_chains)
 		evict_chains(model, evict_target(model->params.max_chains));
 
-	markov = g_new0(Markov, 1);
+	markov = chain_slot_take(model);
 	markov->a = a;
 	markov->b = b;
-	g_hash_table_add(model->chains, markov);
 	exe_append_chain(a, markov);
 	exe_append_chain(b, markov);
 	model->n_chains++;
@@ -823,12 +810,11 @@ markov_free(Model *model, Markov *markov)
 	if (!markov)
 		return;
 
-	g_hash_table_remove(model->chains, markov);
 	exe_remove_chain(markov->a, markov);
 	exe_remove_chain(markov->b, markov);
 	if (model->n_chains > 0)
 		model->n_chains--;
-	g_free(markov);
+	chain_slot_give(model, markov);
 }
 
 void
@@ -926,7 +912,6 @@ model_new(void)
 	model->map_list = g_ptr_array_new();
 	model->ranked = g_ptr_array_new();
 	model->rank_pending = g_ptr_array_new();
-	model->chains = g_hash_table_new(chain_hash, chain_equal);
 	model->running = g_ptr_array_new();
 	model->stopped = g_ptr_array_new();
 	model->scored_exes = g_ptr_array_new();
@@ -940,17 +925,13 @@ model_new(void)
 void
 model_free(Model *model)
 {
-	GHashTableIter iter;
-	gpointer key;
-
 	if (!model)
 		return;
 
-	/* Chains are shared by two exes; the model's set holds each once. */
-	g_hash_table_iter_init(&iter, model->chains);
-	while (g_hash_table_iter_next(&iter, &key, NULL))
-		g_free(key);
-	g_hash_table_unref(model->chains);
+	/* Chains are shared by two exes; the blocks hold each once. */
+	for (guint i = 0; i < model->n_chain_blocks; i++)
+		g_free(model->chain_blocks[i]);
+	g_free(model->chain_blocks);
 
 	g_ptr_array_unref(model->running);
 	g_ptr_array_unref(model->stopped);
@@ -1004,14 +985,19 @@ model_lookup_exe(const Model *model, const char *path)
 Markov *
 model_lookup_chain(const Model *model, const Exe *a, const Exe *b)
 {
-	Markov probe;
+	const ChainArray *list;
 
 	g_return_val_if_fail(model != NULL, NULL);
 	g_return_val_if_fail(a != NULL && b != NULL, NULL);
 
-	probe.a = (Exe *)a;
-	probe.b = (Exe *)b;
-	return g_hash_table_lookup(model->chains, &probe);
+	list = a->chains->len <= b->chains->len ? a->chains : b->chains;
+	for (guint i = 0; i < list->len; i++) {
+		Markov *m = list->pdata[i];
+
+		if ((m->a == a && m->b == b) || (m->a == b && m->b == a))
+			return m;
+	}
+	return NULL;
 }
 
 void
@@ -1669,6 +1655,7 @@ model_age(Model *model, gint64 now)
 	g_autoptr(GPtrArray) faded = NULL;
 	GHashTableIter iter;
 	gpointer key;
+	Markov *markov;
 	gint64 elapsed, halflife;
 	double factor;
 
@@ -1703,9 +1690,7 @@ model_age(Model *model, gint64 now)
 	model->n_quiet_gaps = age_round(model->n_quiet_gaps * factor);
 
 	faded = g_ptr_array_new();
-	g_hash_table_iter_init(&iter, model->chains);
-	while (g_hash_table_iter_next(&iter, &key, NULL)) {
-		Markov *markov = key;
+	for (guint pos = 0; (markov = model_next_chain(model, &pos));) {
 		double heaviest = 0;
 
 		markov->time = age_round(markov->time * factor);
@@ -1747,16 +1732,14 @@ model_count_starts(Model *model)
 {
 	GHashTableIter iter;
 	gpointer key;
+	Markov *markov;
 
 	g_return_if_fail(model != NULL);
 
 	g_hash_table_iter_init(&iter, model->exes);
 	while (g_hash_table_iter_next(&iter, NULL, &key))
 		((Exe *)key)->starts = 0;
-	g_hash_table_iter_init(&iter, model->chains);
-	while (g_hash_table_iter_next(&iter, &key, NULL)) {
-		Markov *markov = key;
-
+	for (guint pos = 0; (markov = model_next_chain(model, &pos));) {
 		markov->a->starts = MAX(markov->a->starts, markov_starts_of(markov, MARKOV_A));
 		markov->b->starts = MAX(markov->b->starts, markov_starts_of(markov, MARKOV_B));
 	}

@@ -890,17 +890,102 @@ START_TEST(test_chain_lookup)
 	ck_assert_ptr_eq(model_lookup_chain(model, b, a), ab);
 	ck_assert_ptr_eq(model_lookup_chain(model, b, c), bc);
 	ck_assert_ptr_null(model_lookup_chain(model, a, c));
-	ck_assert_uint_eq(g_hash_table_size(model->chains), 2);
+	ck_assert_uint_eq(model->n_chains, 2);
 
 	markov_free(model, ab);
 	ck_assert_ptr_null(model_lookup_chain(model, a, b));
-	ck_assert_uint_eq(g_hash_table_size(model->chains), 1);
+	ck_assert_uint_eq(model->n_chains, 1);
 	ck_assert_uint_eq(model->n_chains, 1);
 
 	/* Removing c frees bc and takes it out of the index. */
 	model_remove_exe(model, c);
-	ck_assert_uint_eq(g_hash_table_size(model->chains), 0);
+	ck_assert_uint_eq(model->n_chains, 0);
 	ck_assert_uint_eq(b->chains->len, 0);
+}
+END_TEST
+
+/*
+ * The chains live in blocks of MODEL_CHAIN_BLOCK: 24 exes make 276
+ * pairs, a full block and 20 in the next. The walk gives each chain
+ * once, in the order made; a freed slot is skipped and is the first a
+ * new chain takes (the last freed first), zeroed.
+ */
+START_TEST(test_chain_blocks)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *exes[24];
+	Markov *made[276], *m, *again;
+	guint n = 0, seen = 0;
+
+	for (guint i = 0; i < G_N_ELEMENTS(exes); i++) {
+		g_autofree char *path = g_strdup_printf("/usr/bin/e%02u", i);
+
+		exes[i] = exe_new(path, FALSE, 0);
+		model_add_exe(model, exes[i], 0, FALSE);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(exes); i++)
+		for (guint j = i + 1; j < G_N_ELEMENTS(exes); j++)
+			made[n++] = markov_new(model, exes[i], exes[j], 0, MARKOV_START_BLANK);
+	ck_assert_uint_eq(n, 276);
+	ck_assert_uint_eq(model->n_chains, 276);
+	ck_assert_uint_eq(model->n_chain_blocks, 2);
+	ck_assert_uint_eq(model->chain_slots, 276);
+	/* Slot 256 opens the second block. */
+	ck_assert_ptr_eq(made[255], &model->chain_blocks[0][255]);
+	ck_assert_ptr_eq(made[256], &model->chain_blocks[1][0]);
+	for (guint pos = 0; (m = model_next_chain(model, &pos));)
+		ck_assert_ptr_eq(m, made[seen++]);
+	ck_assert_uint_eq(seen, 276);
+
+	/* made[3] is (e00, e04); made[270] is (e20, e21): e00 to e19 pair with 270 later ones. */
+	ck_assert_ptr_eq(model_lookup_chain(model, exes[4], exes[0]), made[3]);
+	ck_assert_ptr_eq(model_lookup_chain(model, exes[21], exes[20]), made[270]);
+	markov_free(model, made[3]);
+	markov_free(model, made[270]);
+	ck_assert_ptr_null(model_lookup_chain(model, exes[0], exes[4]));
+	ck_assert_ptr_null(model_lookup_chain(model, exes[20], exes[21]));
+	ck_assert_uint_eq(exes[0]->chains->len, 22);
+	seen = 0;
+	for (guint pos = 0; (m = model_next_chain(model, &pos));) {
+		ck_assert_ptr_ne(m, made[3]);
+		ck_assert_ptr_ne(m, made[270]);
+		seen++;
+	}
+	ck_assert_uint_eq(seen, 274);
+
+	/* The last freed slot first, zeroed; no new slot is used. */
+	made[270]->weight[0][1] = 5;
+	again = markov_new(model, exes[4], exes[0], 0, MARKOV_START_BLANK);
+	ck_assert_ptr_eq(again, made[270]);
+	ck_assert_ptr_eq(again->a, exes[4]);
+	ck_assert_ptr_eq(again->b, exes[0]);
+	ck_assert_float_eq(again->weight[0][1], 0);
+	ck_assert_ptr_eq(model_lookup_chain(model, exes[0], exes[4]), again);
+	ck_assert_ptr_eq(markov_new(model, exes[20], exes[21], 0, MARKOV_START_BLANK), made[3]);
+	ck_assert_uint_eq(model->chain_slots, 276);
+	ck_assert_uint_eq(model->n_chains, 276);
+
+	/* Freeing the chain just walked to is safe: every other one goes. */
+	seen = 0;
+	for (guint pos = 0; (m = model_next_chain(model, &pos));)
+		if (seen++ % 2 == 0)
+			markov_free(model, m);
+	ck_assert_uint_eq(seen, 276);
+	ck_assert_uint_eq(model->n_chains, 138);
+	seen = 0;
+	for (guint pos = 0; model_next_chain(model, &pos);)
+		seen++;
+	ck_assert_uint_eq(seen, 138);
+
+	/* Removing an exe frees its chains from the blocks too. */
+	model_remove_exe(model, exes[0]);
+	seen = 0;
+	for (guint pos = 0; (m = model_next_chain(model, &pos));) {
+		ck_assert_ptr_ne(m->a, exes[0]);
+		ck_assert_ptr_ne(m->b, exes[0]);
+		seen++;
+	}
+	ck_assert_uint_eq(seen, model->n_chains);
 }
 END_TEST
 
@@ -2057,6 +2142,7 @@ model_suite(void)
 
 	tc = tcase_create("sparse");
 	tcase_add_test(tc, test_chain_lookup);
+	tcase_add_test(tc, test_chain_blocks);
 	tcase_add_test(tc, test_link_together);
 	tcase_add_test(tc, test_link_together_known);
 	tcase_add_test(tc, test_link_follow);
