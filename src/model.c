@@ -1513,15 +1513,24 @@ model_account(Model *model, gint64 now)
 	/*
 	 * The chains whose pair both run: from each running exe, through its
 	 * own chains or through the pairs it forms with the other running
-	 * exes, whichever list is shorter. A daemon that has a chain with
-	 * thousands of exes costs at most one lookup per running exe, and a
-	 * chain met from both sides is counted once (its stamp).
+	 * exes, whichever takes fewer steps. A lookup walks the shorter chain
+	 * list of its pair (model_lookup_chain()), so the steps of an exe's
+	 * lookups are counted before they are made: a daemon chained with
+	 * thousands of exes costs a short walk per other running exe, while
+	 * running exes that all have long lists walk their own. A chain met
+	 * from both sides is counted once (its stamp).
 	 */
 	for (guint i = 0; i < running->len; i++) {
 		Exe *exe = g_ptr_array_index(running, i);
+		guint own = exe->chains->len, lookups = 0;
 
-		if (exe->chains->len <= running->len) {
-			for (guint j = 0; j < exe->chains->len; j++) {
+		for (guint j = 0; own > running->len && j < running->len; j++) {
+			const Exe *other = g_ptr_array_index(running, j);
+
+			lookups += MAX(1, MIN(own, other->chains->len));
+		}
+		if (own <= running->len || own <= lookups) {
+			for (guint j = 0; j < own; j++) {
 				Markov *markov = g_ptr_array_index(exe->chains, j);
 				Exe *other = markov->a == exe ? markov->b : markov->a;
 

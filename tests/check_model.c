@@ -1590,6 +1590,55 @@ START_TEST(test_account_running)
 }
 END_TEST
 
+/*
+ * Three running exes, each chained with the other two and with three
+ * stopped ones: 5 chains each, more than the 3 running, and a lookup of
+ * each other running exe would walk 5 + 5 = 10 entries, so each walks
+ * its own 5. Each chain of two running exes gets the period once (it is
+ * met from both sides), the others nothing.
+ */
+START_TEST(test_account_long_lists)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *r[3], *s[3];
+	Exe *run[4] = { NULL };
+	Markov *together[3], *apart[9];
+	guint n = 0;
+
+	for (guint i = 0; i < 3; i++) {
+		g_autofree char *rp = g_strdup_printf("/usr/bin/r%u", i);
+		g_autofree char *sp = g_strdup_printf("/usr/bin/s%u", i);
+
+		r[i] = exe_new(rp, FALSE, 0);
+		s[i] = exe_new(sp, FALSE, 0);
+		model_add_exe(model, r[i], 0, FALSE);
+		model_add_exe(model, s[i], 0, FALSE);
+		run[i] = r[i];
+	}
+	together[0] = markov_new(model, r[0], r[1], 0, MARKOV_START_BLANK);
+	together[1] = markov_new(model, r[0], r[2], 0, MARKOV_START_BLANK);
+	together[2] = markov_new(model, r[2], r[1], 0, MARKOV_START_BLANK);
+	for (guint i = 0; i < 3; i++)
+		for (guint j = 0; j < 3; j++)
+			apart[n++] = markov_new(model, r[i], s[j], 0, MARKOV_START_BLANK);
+	for (guint i = 0; i < 3; i++)
+		ck_assert_uint_eq(r[i]->chains->len, 5);
+
+	scan(model, 20, run);
+	model_account(model, 20);
+	ck_assert_double_eq(model->total_time, 20);
+	for (guint i = 0; i < 3; i++)
+		ck_assert_double_eq(together[i]->time, 20);
+	for (guint i = 0; i < 9; i++)
+		ck_assert_double_eq(apart[i]->time, 0);
+
+	scan(model, 27, run);
+	model_account(model, 27);
+	for (guint i = 0; i < 3; i++)
+		ck_assert_double_eq(together[i]->time, 27);
+}
+END_TEST
+
 /* ---- aging and expiry ---- */
 
 START_TEST(test_age)
@@ -2138,6 +2187,7 @@ model_suite(void)
 	tc = tcase_create("accounting");
 	tcase_add_test(tc, test_account);
 	tcase_add_test(tc, test_account_running);
+	tcase_add_test(tc, test_account_long_lists);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("sparse");
