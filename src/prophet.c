@@ -442,7 +442,7 @@ typedef struct UseCursor {
  * next: the struct three exes on, the use array header two on, the uses
  * of the next one.
  */
-static void
+static inline void
 use_cursor_prefetch_next(UseCursor *c)
 {
 	while (c->exe < c->exes->len) {
