@@ -326,6 +326,38 @@ exe_append_use(Exe *exe, const ExeMap *em)
 	a->data[a->len++] = *em;
 }
 
+void
+exe_append_succ(Exe *exe, const ExeSucc *succ)
+{
+	ExeSuccArray *a;
+
+	g_return_if_fail(exe != NULL);
+	g_return_if_fail(succ != NULL);
+
+	a = exe->succ;
+	a->data = array_reserve(a->data, a->len, &a->alloc, sizeof(ExeSucc));
+	a->data[a->len++] = *succ;
+}
+
+/* Removes successor i, the later ones moving up one (their order is kept). */
+static void
+exe_remove_succ(Exe *exe, guint i)
+{
+	ExeSuccArray *a = exe->succ;
+
+	memmove(&a->data[i], &a->data[i + 1], (a->len - i - 1) * sizeof(ExeSucc));
+	a->len--;
+}
+
+/* Removes successor i, the last one moving into its place. */
+static void
+exe_remove_succ_fast(Exe *exe, guint i)
+{
+	ExeSuccArray *a = exe->succ;
+
+	a->data[i] = a->data[--a->len];
+}
+
 static void
 exe_append_chain(Exe *exe, Markov *markov)
 {
@@ -356,6 +388,8 @@ exe_compact(Exe *exe)
 					&exe->exemaps->alloc, sizeof(ExeMap));
 	exe->chains->pdata = array_trim(exe->chains->pdata, exe->chains->len,
 					&exe->chains->alloc, sizeof(Markov *));
+	exe->succ->data = array_trim(exe->succ->data, exe->succ->len, &exe->succ->alloc,
+				     sizeof(ExeSucc));
 }
 
 Exe *
@@ -367,7 +401,6 @@ exe_new(const char *path, gboolean running, gint64 now)
 
 	exe = g_new0(Exe, 1);
 	exe->path = g_strdup(path);
-	exe->succ = g_array_new(FALSE, FALSE, sizeof(ExeSucc));
 	/*
 	 * A running exe was just seen starting; a stopped one has no known
 	 * history (the state loader fills update_time from the file).
@@ -392,7 +425,7 @@ exe_free(Exe *exe)
 	g_free(exe->path);
 	g_free(exe->exemaps->data);
 	g_free(exe->chains->pdata);
-	g_array_unref(exe->succ);
+	g_free(exe->succ->data);
 	g_clear_pointer(&exe->map_set, g_hash_table_unref);
 	g_free(exe);
 }
@@ -1043,7 +1076,7 @@ forget_successor(Model *model, Exe *exe)
 			if (g_array_index(other->succ, ExeSucc, i).next == exe) {
 				other->succ_total -= g_array_index(other->succ, ExeSucc, i).count;
 				other->succ_total = MAX(other->succ_total, 0);
-				g_array_remove_index_fast(other->succ, i);
+				exe_remove_succ_fast(other, i);
 				break;
 			}
 		}
@@ -1319,10 +1352,9 @@ add_successor(Model *model, Exe *prev, Exe *const *starts, guint n)
 			continue;
 		/* The new one is evidence; the weakest old one makes room for it. */
 		if (prev->succ->len >= MODEL_MAX_SUCCESSORS)
-			g_array_remove_index(prev->succ, weakest_successor(prev));
+			exe_remove_succ(prev, weakest_successor(prev));
 		/* Its earlier chances are not known: as many as prev's successions. */
-		g_array_append_val(prev->succ, ((ExeSucc){ starts[k], 1,
-							   (float)prev->succ_total + 1 }));
+		exe_append_succ(prev, &(ExeSucc){ starts[k], 1, (float)prev->succ_total + 1 });
 	}
 	prev->succ_total += 1;
 }
@@ -1644,7 +1676,7 @@ age_successors(Model *model, Exe *exe, double factor)
 		s->count = (float)age_round(s->count * factor);
 		s->chances = (float)age_round(s->chances * factor);
 		if (s->count < MODEL_FADED_WEIGHT)
-			g_array_remove_index(exe->succ, i);
+			exe_remove_succ(exe, i);
 		else
 			i++;
 	}

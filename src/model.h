@@ -171,6 +171,19 @@ typedef struct ExeSucc {
 	float chances;        /* the other's starts followed by a start while it was stopped */
 } ExeSucc;
 
+/*
+ * An exe's successors: a plain array like its uses (ExeMapArray), cut to
+ * its length by model_compact(). A GArray cost 48 bytes of header per
+ * exe and grew by powers of two: 90 KB at 1,000 executables for 25 KB
+ * of ExeSucc. Read with g_array_index(); appended to with
+ * exe_append_succ(); only model.c removes.
+ */
+typedef struct ExeSuccArray {
+	ExeSucc *data;        /* len successors, owned; NULL when alloc is 0 */
+	guint len;            /* successors */
+	guint alloc;          /* room for this many */
+} ExeSuccArray;
+
 /* An executable, identified by its path. */
 typedef struct Exe {
 	/* persisted */
@@ -192,12 +205,12 @@ typedef struct Exe {
 	double base_bid;      /* its largest bid from state "neither", this cycle */
 	guint seq;            /* index while saving or loading */
 	guint score_stamp;    /* model->score_stamp when it last got a bid */
-	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never */
-	gboolean hits_cached; /* that measurement found at most a tenth of the set missing */
+	gint64 hits_checked_at; /* monotonic us of its last measured start, 0 never;
+				   hits_cached, at the end, is what it found */
 	double starts;        /* starts seen, aged like time (not hits.starts): see
 				 model_exes_changed(); after a load, model_count_starts() */
 	/* the order of starts, persisted (START and SUCC records) */
-	GArray *succ;         /* ExeSucc: the programs that started next after it */
+	ExeSuccArray succ[1]; /* ExeSucc: the programs that started next after it */
 	double succ_total;    /* its starts that another start followed (aged) */
 	double quiet_starts;  /* its starts after a quiet spell (model_quiet(), aged) */
 	/* runtime */
@@ -210,6 +223,8 @@ typedef struct Exe {
 	 */
 	float expert_model, expert_freq;
 	guint expert_stamp;
+	/* (after hits_checked_at, here to fill the padding) */
+	gboolean hits_cached; /* that measurement found at most a tenth of the set missing */
 } Exe;
 
 /*
@@ -435,6 +450,11 @@ gboolean exe_add_map_origin(Model *model, Exe *exe, Map *map, double prob,
 			    ExeMapOrigin origin);
 /* Whether exe uses map (a registered one): O(1) however many maps it has. */
 gboolean exe_has_map(const Exe *exe, const Map *map);
+/*
+ * Appends a successor to exe->succ (a copy of *succ). The caller keeps
+ * the rules of Exe.succ: no duplicate, at most MODEL_MAX_SUCCESSORS.
+ */
+void exe_append_succ(Exe *exe, const ExeSucc *succ);
 /* Whether the last scan saw exe running. Inline: scoring asks for every chain's two exes. */
 static inline gboolean
 exe_is_running(const Model *model, const Exe *exe)

@@ -1013,7 +1013,7 @@ load_succ(Loader *ld, char **f, guint nf, GError **error)
 		return load_fail(ld, error, STATE_ERROR_CORRUPT,
 				 "exe %d has more than %d successors", idx, MODEL_MAX_SUCCESSORS);
 	/* In the file's order, which is the model's. */
-	g_array_append_val(exe->succ, succ);
+	exe_append_succ(exe, &succ);
 	return TRUE;
 }
 

@@ -297,6 +297,59 @@ START_TEST(test_exe_arrays_compact)
 }
 END_TEST
 
+/*
+ * An exe's successors are a plain array: it grows by at least 4, is cut
+ * to its length by model_compact(), keeps its order when aging forgets
+ * one, and takes the last into the place of a removed exe's entry.
+ */
+START_TEST(test_exe_succ_array)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = exe_new("/usr/bin/a", FALSE, 0);
+	Exe *b = exe_new("/usr/bin/b", FALSE, 0);
+	Exe *c = exe_new("/usr/bin/c", FALSE, 0);
+	Exe *d = exe_new("/usr/bin/d", FALSE, 0);
+
+	model_add_exe(model, a, 0, FALSE);
+	model_add_exe(model, b, 0, FALSE);
+	model_add_exe(model, c, 0, FALSE);
+	model_add_exe(model, d, 0, FALSE);
+	model_set_params(model, &(ModelParams){ .halflife = 100 });
+	model->aged_time = 0;
+	ck_assert_uint_eq(a->succ->alloc, 0);
+	ck_assert_ptr_null(a->succ->data);
+	exe_append_succ(a, &(ExeSucc){ b, 0.08f, 2 });
+	exe_append_succ(a, &(ExeSucc){ c, 2, 3 });
+	exe_append_succ(a, &(ExeSucc){ d, 3, 4 });
+	a->succ_total = 10;
+	ck_assert_uint_eq(a->succ->len, 3);
+	ck_assert_uint_eq(a->succ->alloc, 4);
+	model_compact(model);
+	ck_assert_uint_eq(a->succ->alloc, 3);
+	ck_assert_uint_eq(b->succ->alloc, 0);
+	ck_assert_ptr_null(b->succ->data);
+
+	/* One half-life: b's 0.08 becomes 0.04, under MODEL_FADED_WEIGHT. */
+	model_age(model, 100);
+	ck_assert_uint_eq(a->succ->len, 2);
+	ck_assert_ptr_eq(g_array_index(a->succ, ExeSucc, 0).next, c);
+	ck_assert_float_eq(g_array_index(a->succ, ExeSucc, 0).count, 1);
+	ck_assert_float_eq(g_array_index(a->succ, ExeSucc, 0).chances, 1.5f);
+	ck_assert_ptr_eq(g_array_index(a->succ, ExeSucc, 1).next, d);
+	ck_assert_float_eq(g_array_index(a->succ, ExeSucc, 1).count, 1.5f);
+	ck_assert_double_eq(a->succ_total, 5);
+
+	/* c goes: b, appended last, takes its place; c's count leaves the total. */
+	exe_append_succ(a, &(ExeSucc){ b, 1, 1 });
+	ck_assert_uint_eq(a->succ->alloc, 3);
+	model_remove_exe(model, c);
+	ck_assert_uint_eq(a->succ->len, 2);
+	ck_assert_ptr_eq(g_array_index(a->succ, ExeSucc, 0).next, b);
+	ck_assert_ptr_eq(g_array_index(a->succ, ExeSucc, 1).next, d);
+	ck_assert_double_eq(a->succ_total, 4);
+}
+END_TEST
+
 START_TEST(test_model_add_lookup)
 {
 	g_autoptr(Model) model = model_new();
@@ -2163,6 +2216,7 @@ model_suite(void)
 	tc = tcase_create("exes");
 	tcase_add_test(tc, test_exe_new);
 	tcase_add_test(tc, test_exe_arrays_compact);
+	tcase_add_test(tc, test_exe_succ_array);
 	tcase_add_test(tc, test_model_add_lookup);
 	tcase_add_test(tc, test_model_remove_exe);
 	tcase_add_test(tc, test_bad_exes_expire);

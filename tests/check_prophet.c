@@ -146,7 +146,7 @@ START_TEST(test_order_speaks)
 	model->n_start_gaps = model->n_soon_gaps = 10;
 	/* a has no successors: nothing to speak of. */
 	ck_assert(!prophet_order_speaks(model));
-	g_array_append_val(a->succ, ((ExeSucc){ b, 1, 2 }));
+	exe_append_succ(a, &(ExeSucc){ b, 1, 2 });
 	ck_assert(prophet_order_speaks(model));
 	/* 120 s after a: quiet, the next start opens a session. */
 	model->time = 220;
@@ -496,14 +496,14 @@ START_TEST(test_free_start)
 	t->change_timestamp = d->change_timestamp = 0;
 
 	/* A habit: at least 2 starts and half of (chances + 1). */
-	g_array_append_val(b->succ, ((ExeSucc){ c, 2, 3 }));    /* 2 >= 0.5 * 4 */
-	g_array_append_val(b->succ, ((ExeSucc){ t, 2, 4 }));    /* 2 < 0.5 * 5 */
-	g_array_append_val(b->succ, ((ExeSucc){ d, 1.5, 1 }));  /* 1.5 < 2 */
+	exe_append_succ(b, &(ExeSucc){ c, 2, 3 });    /* 2 >= 0.5 * 4 */
+	exe_append_succ(b, &(ExeSucc){ t, 2, 4 });    /* 2 < 0.5 * 5 */
+	exe_append_succ(b, &(ExeSucc){ d, 1.5, 1 });  /* 1.5 < 2 */
 	ck_assert(model_is_habit(b, c));
 	ck_assert(!model_is_habit(b, t));
 	ck_assert(!model_is_habit(b, d));
 	ck_assert(!model_is_habit(b, a));  /* never followed b */
-	g_array_set_size(b->succ, 1);
+	b->succ->len = 1;  /* c only */
 
 	/* The first start follows nothing: no free choice known yet. */
 	change(model, a, TRUE, 100);
@@ -526,7 +526,7 @@ START_TEST(test_free_start)
 	 */
 	model->start_gaps = 1000;
 	model->n_start_gaps = 10;
-	g_array_append_val(t->succ, ((ExeSucc){ d, 5, 5 }));
+	exe_append_succ(t, &(ExeSucc){ d, 5, 5 });
 	change(model, d, TRUE, 500);
 	ck_assert_double_eq(d->quiet_starts, 1);
 	ck_assert_ptr_eq(model->free_start, d);
@@ -583,8 +583,8 @@ START_TEST(test_bid_free_and_away)
 	 *   z: a * p_next * 3 / 5 with a = 0.40460967519168967 (test_away_chance)
 	 *      = 0.09552090118293588, ln(1 - z) = -0.10039608241039345
 	 */
-	g_array_append_val(x->succ, ((ExeSucc){ w, 3, 5 }));
-	g_array_append_val(f->succ, ((ExeSucc){ y, 1, 3 }));
+	exe_append_succ(x, &(ExeSucc){ w, 3, 5 });
+	exe_append_succ(f, &(ExeSucc){ y, 1, 3 });
 	z->quiet_starts = 3;
 	model->quiet_total = 4;
 	g_ptr_array_add(model->quiet_exes, z);
@@ -633,8 +633,8 @@ START_TEST(test_bid_successors)
 	 *   b: (1 - exp(-1.5 * 20 / 60)) * 3 / (5 + 1)
 	 *    = 0.3934693402873666 * 0.5 = 0.1967346701436833
 	 */
-	g_array_append_val(a->succ, ((ExeSucc){ b, 3, 5 }));
-	g_array_append_val(a->succ, ((ExeSucc){ c, 1, 4 }));
+	exe_append_succ(a, &(ExeSucc){ b, 3, 5 });
+	exe_append_succ(a, &(ExeSucc){ c, 1, 4 });
 	model->last_start = a;
 	model->last_start_time = 100;
 	model->start_gaps = model->soon_gaps = 120;
@@ -655,8 +655,8 @@ START_TEST(test_bid_successors)
 	 * a bid of its own: ln(1 - 0.1967346701436833) + ln(1 - 0.059020401043104985)
 	 *   = -0.2799040161849459
 	 */
-	g_array_append_val(d->succ, ((ExeSucc){ b, 1, 1 }));
-	g_array_append_val(d->succ, ((ExeSucc){ a, 1, 1 }));
+	exe_append_succ(d, &(ExeSucc){ b, 1, 1 });
+	exe_append_succ(d, &(ExeSucc){ a, 1, 1 });
 	set_running(model, d);
 	model->score_stamp++;
 	prophet_bid_successors(model, 20);

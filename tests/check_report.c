@@ -551,7 +551,7 @@ START_TEST(test_explain_successor)
 	g_autoptr(ReportExplain) off = NULL;
 	g_autofree char *text = NULL;
 
-	g_array_append_val(evince->succ, ((ExeSucc){ beta, 5, 9 }));
+	exe_append_succ(evince, &(ExeSucc){ beta, 5, 9 });
 	evince->succ_total = 9;
 	model->last_start = evince;
 	model->last_start_time = 95;
@@ -597,8 +597,8 @@ START_TEST(test_explain_running_successor)
 	 * beta followed it 2 times in 4 chances: the weaker of its two
 	 * entries is not the one shown.
 	 */
-	g_array_append_val(evince->succ, ((ExeSucc){ gamma, 1, 1 }));
-	g_array_append_val(gamma->succ, ((ExeSucc){ beta, 2, 4 }));
+	exe_append_succ(evince, &(ExeSucc){ gamma, 1, 1 });
+	exe_append_succ(gamma, &(ExeSucc){ beta, 2, 4 });
 	model->last_start = evince;
 	model->last_start_time = 95;
 	model->start_gaps = 120;
@@ -632,7 +632,7 @@ START_TEST(test_explain_free_and_away)
 	g_autoptr(ReportExplain) ex = NULL;
 	g_autoptr(ReportExplain) away = NULL;
 
-	g_array_append_val(gimp->succ, ((ExeSucc){ beta, 3, 5 }));
+	exe_append_succ(gimp, &(ExeSucc){ beta, 3, 5 });
 	model->last_start = evince;
 	model->free_start = gimp;
 	model->last_start_time = 95;

@@ -2152,8 +2152,8 @@ START_TEST(test_successors_age)
 	model_add_exe(model, b, 0, FALSE);
 	model_add_exe(model, c, 0, FALSE);
 	model_set_params(model, &params);
-	g_array_append_val(a->succ, ((ExeSucc){ b, 4, 6 }));
-	g_array_append_val(a->succ, ((ExeSucc){ c, 0.08f, 6 }));
+	exe_append_succ(a, &(ExeSucc){ b, 4, 6 });
+	exe_append_succ(a, &(ExeSucc){ c, 0.08f, 6 });
 	a->succ_total = 6;
 	b->quiet_starts = 2;
 	g_ptr_array_add(model->quiet_exes, b);
