@@ -821,14 +821,19 @@ measure() { # DAEMON
 		# again. Two cycles, or the prefetch window that follows is
 		# spent predicting without B (one cycle was not enough: g++,
 		# whose cold launch is the longest, was missed that way).
-		# Unpredicted launches wait two more: a daemon that tells a
+		# Unpredicted launches wait four more: a daemon that tells a
 		# launch from a program restarted in a loop by whether a scan
 		# saw it in the last two cycles (this one: src/launch.h) would
-		# take the measured launch for a restart of the cold one (a
-		# scan up to a cycle after the wake-up still saw it).
+		# take the measured launch for a restart of the cold one. This
+		# one counts an exec it saw as a run of B at the next scan, and
+		# B's last sight is the model update after it, on a clock that
+		# moves in half cycles: up to about two cycles after the
+		# wake-up. With two cycles more only, node's measured launch
+		# was taken for a restart, with no batch and no hold (its exec
+		# in this.log at -v 8 had no "launched" line).
 		if [ "$set" != synthetic ]; then
 			if [ "$unpredicted" = 1 ]; then
-				sleep "$((4 * cycle))"
+				sleep "$((6 * cycle))"
 			else
 				sleep "$((2 * cycle))"
 			fi
