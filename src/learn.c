@@ -807,6 +807,7 @@ admit_new_exe(Learn *learn, Model *model, const Conf *conf, GHashTable *stat_cac
 		se->path, exe->exemaps->len, size);
 	model_add_exe(model, exe, scan_time, conf->allpairs);
 	model_link_exe(model, exe, scan_time);
+	model_exe_first_seen(model, exe, scan_time);
 	learn->stats.admitted++;
 }
 

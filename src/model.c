@@ -401,6 +401,7 @@ exe_new(const char *path, gboolean running, gint64 now)
 
 	exe = g_new0(Exe, 1);
 	exe->path = g_strdup(path);
+	exe->handoff = g_array_new(FALSE, FALSE, sizeof(ExeHandoff));
 	/*
 	 * A running exe was just seen starting; a stopped one has no known
 	 * history (the state loader fills update_time from the file).
@@ -426,6 +427,7 @@ exe_free(Exe *exe)
 	g_free(exe->exemaps->data);
 	g_free(exe->chains->pdata);
 	g_free(exe->succ->data);
+	g_array_unref(exe->handoff);
 	g_clear_pointer(&exe->map_set, g_hash_table_unref);
 	g_free(exe);
 }
@@ -1055,7 +1057,7 @@ model_add_exe(Model *model, Exe *exe, gint64 now, gboolean create_chains)
 		g_ptr_array_add(model->running, exe);
 }
 
-/* No exe's successors, nor the last start, may name exe any more. */
+/* No exe's successors or handoffs, nor the last start, may name exe any more. */
 static void
 forget_successor(Model *model, Exe *exe)
 {
@@ -1077,6 +1079,12 @@ forget_successor(Model *model, Exe *exe)
 				other->succ_total -= g_array_index(other->succ, ExeSucc, i).count;
 				other->succ_total = MAX(other->succ_total, 0);
 				exe_remove_succ_fast(other, i);
+				break;
+			}
+		}
+		for (guint i = 0; i < other->handoff->len; i++) {
+			if (g_array_index(other->handoff, ExeHandoff, i).next == exe) {
+				g_array_remove_index_fast(other->handoff, i);
 				break;
 			}
 		}
@@ -1375,6 +1383,103 @@ model_is_habit(const Exe *prev, const Exe *next)
 	return FALSE;
 }
 
+gboolean
+model_is_handoff_habit(const Exe *from, const ExeHandoff *h)
+{
+	g_return_val_if_fail(from != NULL, FALSE);
+	g_return_val_if_fail(h != NULL, FALSE);
+
+	return h->count >= 1 && h->count >= MODEL_HABIT_SHARE * (from->stops + 1);
+}
+
+/* Whether exe stopped in the scan at now (it is listed from its stop until the next prune). */
+static gboolean
+stopped_at(const Model *model, const Exe *exe, gint64 now)
+{
+	return exe->change_timestamp == now && !exe_is_running(model, exe);
+}
+
+/* The index of the handoff of from to next, or -1. */
+static int
+find_handoff(const Exe *from, const Exe *next)
+{
+	for (guint i = 0; i < from->handoff->len; i++)
+		if (g_array_index(from->handoff, ExeHandoff, i).next == next)
+			return (int)i;
+	return -1;
+}
+
+/* y started (or was first seen) at now: a handoff of every exe that stopped then. */
+static void
+note_handoff(Model *model, Exe *y, gint64 now)
+{
+	for (guint k = 0; k < model->stopped->len; k++) {
+		Exe *x = g_ptr_array_index(model->stopped, k);
+		guint weakest = 0;
+		int i;
+
+		if (x == y || !stopped_at(model, x, now))
+			continue;
+		i = find_handoff(x, y);
+		if (i >= 0) {
+			g_array_index(x->handoff, ExeHandoff, i).count += 1;
+			continue;
+		}
+		if (x->handoff->len >= MODEL_MAX_HANDOFFS) {
+			for (guint j = 1; j < x->handoff->len; j++)
+				if (g_array_index(x->handoff, ExeHandoff, j).count <
+				    g_array_index(x->handoff, ExeHandoff, weakest).count)
+					weakest = j;
+			g_array_remove_index(x->handoff, weakest);
+		}
+		g_array_append_val(x->handoff, ((ExeHandoff){ y, 1 }));
+	}
+}
+
+/*
+ * Whether the start of y at now is kept out of the order of starts
+ * (model.h): a habitual handoff of an exe that stopped then, or the head
+ * of a run of handoffs.
+ */
+static gboolean
+is_handed_off(const Model *model, const Exe *y, gint64 now)
+{
+	for (guint k = 0; k < model->stopped->len; k++) {
+		const Exe *x = g_ptr_array_index(model->stopped, k);
+		double count;
+		int i;
+
+		if (x == y || !stopped_at(model, x, now))
+			continue;
+		i = find_handoff(x, y);
+		if (i < 0)
+			continue;
+		/*
+		 * Judged by the stops before this one, as the bid that foretold
+		 * it: x->stops counts this one already, so (stops - 1) + 1.
+		 */
+		count = g_array_index(x->handoff, ExeHandoff, i).count;
+		if (count >= 1 && count >= MODEL_HABIT_SHARE * x->stops)
+			return TRUE;
+	}
+	for (guint i = 0; i < y->handoff->len; i++) {
+		const ExeHandoff *h = &g_array_index(y->handoff, ExeHandoff, i);
+
+		if (h->count >= MODEL_HABIT_MIN_COUNT && model_is_handoff_habit(y, h))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+void
+model_exe_first_seen(Model *model, Exe *exe, gint64 now)
+{
+	g_return_if_fail(model != NULL);
+	g_return_if_fail(exe != NULL);
+
+	note_handoff(model, exe, now);
+}
+
 /*
  * The order of starts: each start of this scan follows the exe that
  * started last before it. Programs launched one after the other (by a
@@ -1457,7 +1562,8 @@ void
 model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 {
 	g_autofree Exe **started = NULL;
-	guint n_started = 0;
+	g_autofree Exe **ordered = NULL;
+	guint n_started = 0, n_ordered = 0;
 
 	g_return_if_fail(model != NULL);
 	g_return_if_fail(exes != NULL || n == 0);
@@ -1484,11 +1590,22 @@ model_exes_changed(Model *model, Exe *const *exes, guint n, gint64 now)
 		} else {
 			prune_stopped(model, now);
 			g_ptr_array_add(model->stopped, exe);
+			exe->stops += 1;
+			if (exe->prev_change_timestamp >= 0)
+				exe->run_time += (double)(now - exe->prev_change_timestamp);
 		}
 	}
-	if (n_started > 0)
+	if (n_started > 0) {
 		note_experts(model, started, n_started);
-	note_starts(model, started, n_started, now);
+		/* Judged by the handoffs known before this scan's are counted. */
+		ordered = g_new(Exe *, n_started);
+		for (guint i = 0; i < n_started; i++)
+			if (!is_handed_off(model, started[i], now))
+				ordered[n_ordered++] = started[i];
+		for (guint i = 0; i < n_started; i++)
+			note_handoff(model, started[i], now);
+	}
+	note_starts(model, ordered, n_ordered, now);
 	/* 2. The chains the exes have record the transitions. */
 	for (guint i = 0; i < n; i++) {
 		Exe *exe = exes[i];

@@ -184,6 +184,22 @@ typedef struct ExeSuccArray {
 	guint alloc;          /* room for this many */
 } ExeSuccArray;
 
+/*
+ * A program that started in the scan in which another one stopped
+ * (Exe.handoff): in how many of the other's stops. A build runs its tools
+ * one after the other, each as the one before ends; the first sight of a
+ * new program counts too (model_exe_first_seen()), so a project's first
+ * build already shows its order. Runtime only and not aged: a share of
+ * the other's stops, both counted since the daemon started (aged, one
+ * handoff seen at one stop would fall below the habit share of
+ * model_is_handoff_habit() at once); at most MODEL_MAX_HANDOFFS per
+ * program.
+ */
+typedef struct ExeHandoff {
+	Exe *next;
+	float count;          /* the other's stops it started at */
+} ExeHandoff;
+
 /* An executable, identified by its path. */
 typedef struct Exe {
 	/* persisted */
@@ -225,6 +241,11 @@ typedef struct Exe {
 	guint expert_stamp;
 	/* (after hits_checked_at, here to fill the padding) */
 	gboolean hits_cached; /* that measurement found at most a tenth of the set missing */
+	/* the handoffs, runtime (not aged): see ExeHandoff */
+	GArray *handoff;      /* ExeHandoff: the programs that started as it stopped */
+	double stops;         /* its stops seen */
+	double run_time;      /* seconds from start (or first sight) to stop of those of
+				 its runs whose start was seen */
 } Exe;
 
 /*
@@ -333,6 +354,12 @@ typedef struct ModelEvictions {
  * file's SUCC lines and the successor bids to this many per program.
  */
 #define MODEL_MAX_SUCCESSORS 32
+/*
+ * Handoffs kept per program (Exe.handoff). A build's tool hands off to
+ * one tool; the rest are starts that came by chance as it stopped. When a
+ * new one comes to a full list, the one seen least makes room for it.
+ */
+#define MODEL_MAX_HANDOFFS 8
 /* Bad exes kept at most; beyond it the oldest quarter is forgotten. */
 #define MODEL_MAX_BAD_EXES 8192
 
@@ -687,6 +714,34 @@ double model_quiet(const Model *model);
 gboolean model_is_habit(const Exe *prev, const Exe *next);
 #define MODEL_HABIT_MIN_COUNT 2.0
 #define MODEL_HABIT_SHARE 0.5
+/*
+ * Whether h, one of from's handoffs, is a habit: the program started at
+ * MODEL_HABIT_SHARE or more of from's stops (h->count >=
+ * MODEL_HABIT_SHARE * (from->stops + 1)), at least once. One build
+ * teaches a project's tool order: at its next build each tool starts as
+ * the one before stops, seen once in one stop.
+ */
+gboolean model_is_handoff_habit(const Exe *from, const ExeHandoff *h);
+/*
+ * (model_exes_changed() also learns the handoffs: each exe that stops
+ * counts in its Exe.stops, and each start is a handoff of every exe
+ * that stopped in the same scan. A start that was a habitual handoff of
+ * such an exe (judged by the stops before this one, as the bid that
+ * foretold it), or that itself hands off by habit, seen at least
+ * MODEL_HABIT_MIN_COUNT times (it heads a run of handoffs: a build's
+ * first tool), is kept out of the order of starts: it neither counts as
+ * a successor nor becomes the last start, and its gap is not counted.
+ * A build's tools, started between the user's applications, would
+ * otherwise stand in for the user's last application, and the
+ * application that follows would be learned as a tool's successor. Such
+ * starts still count in Exe.starts.)
+ */
+/*
+ * The first sight of a new exe (not at the first scan) that runs at now:
+ * it is a handoff of every exe that stopped in this scan. Call after
+ * model_exes_changed() for that scan.
+ */
+void model_exe_first_seen(Model *model, Exe *exe, gint64 now);
 /* model_exes_changed() for one exe. */
 void model_exe_changed(Model *model, Exe *exe, gint64 now);
 

@@ -363,6 +363,29 @@ prophet_bid_successors(Model *model, gint64 cycle)
 }
 
 void
+prophet_bid_handoffs(Model *model, gint64 cycle)
+{
+	g_return_if_fail(model != NULL);
+
+	for (guint r = 0; r < model->running->len; r++) {
+		const Exe *x = g_ptr_array_index(model->running, r);
+		double p_stop, run;
+
+		if (x->handoff->len == 0 || !(x->stops > 0))
+			continue;
+		/* Its runs' mean, the one still going counted so far (exponential, censored). */
+		run = x->run_time + (double)MAX(model->time - x->change_timestamp, 0);
+		p_stop = p_leave(cycle, MAX(run / x->stops, 1.0));
+		for (guint i = 0; i < x->handoff->len; i++) {
+			const ExeHandoff *h = &g_array_index(x->handoff, ExeHandoff, i);
+
+			if (model_is_handoff_habit(x, h) && !exe_is_running(model, h->next))
+				bid_for(model, h->next, p_stop * h->count / (x->stops + 1), FALSE);
+		}
+	}
+}
+
+void
 prophet_bid_frequency(Model *model, gint64 cycle)
 {
 	GHashTableIter iter;
@@ -551,8 +574,10 @@ prophet_score(Model *model, const Conf *conf)
 		}
 		prophet_bid(model, ring[i % PREFETCH_RING], conf->cycle, flags);
 	}
-	if (flags & PROPHET_SUCCESSOR)
+	if (flags & PROPHET_SUCCESSOR) {
 		prophet_bid_successors(model, conf->cycle);
+		prophet_bid_handoffs(model, conf->cycle);
+	}
 	if (conf->frequency)
 		prophet_bid_frequency(model, conf->cycle);
 

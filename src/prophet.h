@@ -158,6 +158,21 @@ gboolean prophet_order_speaks(const Model *model);
 void prophet_bid_successors(Model *model, gint64 cycle);
 
 /*
+ * The bids of the handoffs (successor = true; model.h, ExeHandoff), once
+ * per scoring, for stopped exes only: each running exe x bids, for each
+ * exe y that started as x stopped by habit (model_is_handoff_habit()),
+ *   p = (1 - exp(-1.5 * cycle / r)) * count / (stops + 1)
+ * with r x's mean run (Exe.run_time / Exe.stops, at least a second) and count
+ * y's starts at x's stops: the chance that x stops within 1.5 cycles and
+ * y starts as it does, each a bid of its own. The order of starts learns
+ * a build's tools one build late (a first sight is no start) and from
+ * whatever started last; the handoff is learned at the first build and
+ * knows when the next tool comes. Explained in one line ("may start as
+ * tool03 stops, which runs: started as it stopped at 1 of its 1 stops").
+ */
+void prophet_bid_handoffs(Model *model, gint64 cycle);
+
+/*
  * The chance that the user went away after the last start, given that
  * nothing started for t seconds since: with q the share of the gaps
  * between starts that were quiet spells (n_quiet_gaps / (n_quiet_gaps +
@@ -201,7 +216,7 @@ void prophet_bid(Model *model, const Markov *markov, gint64 cycle, ProphetBidFla
 
 /*
  * Recomputes the scores: every chain bids (damped while the order of
- * starts speaks, with successor), then the successors, then the frequency
+ * starts speaks, with successor), then the successors and the handoffs, then the frequency
  * expert is mixed in (with frequency), then the maps of the running
  * exes and of the exes that got a bid are scored and listed in
  * model->candidates. Every exe and map not listed (in model->scored_exes

@@ -1022,6 +1022,7 @@ static const char *const reason_names[REPORT_N_REASONS] = {
 	[REPORT_REASON_SESSION_OPENER] = "session-opener",
 	[REPORT_REASON_NOT_PROBED] = "not-probed",
 	[REPORT_REASON_FREQUENCY] = "frequency",
+	[REPORT_REASON_HANDOFF] = "handoff",
 };
 
 const char *
@@ -1217,6 +1218,44 @@ explain_successor(ReportExplain *ex, const ReportSources *src, const Exe *exe)
 }
 
 /*
+ * The largest handoff bid exe gets (prophet_bid_handoffs()), in one line:
+ * the running program whose stops it habitually started at, with the
+ * largest share of them.
+ */
+static void
+explain_handoff(ReportExplain *ex, const ReportSources *src, const Exe *exe)
+{
+	const Model *model = src->model;
+	const Exe *best = NULL;
+	const ExeHandoff *best_h = NULL;
+	g_autofree char *name = NULL;
+	g_autofree char *text = NULL;
+
+	if (!src->conf->successor || ex->running)
+		return;
+	for (guint r = 0; r < model->running->len; r++) {
+		const Exe *x = g_ptr_array_index(model->running, r);
+
+		for (guint i = 0; i < x->handoff->len; i++) {
+			const ExeHandoff *h = &g_array_index(x->handoff, ExeHandoff, i);
+
+			if (h->next == exe && model_is_handoff_habit(x, h) &&
+			    (!best_h || h->count / (x->stops + 1) > best_h->count / (best->stops + 1))) {
+				best = x;
+				best_h = h;
+			}
+		}
+	}
+	if (!best)
+		return;
+	name = g_path_get_basename(best->path);
+	text = report_path_text(name);
+	add_finding(ex, REPORT_REASON_HANDOFF,
+		    "may start as %s stops, which runs: started as it stopped at %.4g of its %.4g stops",
+		    text, (double)best_h->count, best->stops);
+}
+
+/*
  * The frequency expert's part in exe's probability (prophet_bid_frequency()),
  * in one line: its share of the stopped programs' starts at the last
  * scoring and the weight the starts so far gave that expert.
@@ -1321,6 +1360,7 @@ report_explain(const ReportSources *src, const char *program, gboolean probe,
 			    " KB used; maps below %.4f are never read)",
 			    ex->probability, best, ex->line, src->budget_kb, used_kb, PROPHET_MIN_PROB);
 	explain_successor(ex, src, exe);
+	explain_handoff(ex, src, exe);
 	explain_frequency(ex, src, exe);
 	if (ex->maps_stale > 0)
 		add_finding(ex, REPORT_REASON_STALE,

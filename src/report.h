@@ -223,6 +223,7 @@ typedef enum {
 	REPORT_REASON_SESSION_OPENER, /* quiet for long: it bids as a session's first start */
 	REPORT_REASON_NOT_PROBED,     /* the residency probe did not answer in time or was refused */
 	REPORT_REASON_FREQUENCY,      /* the frequency expert's share and weight (prophet.h) */
+	REPORT_REASON_HANDOFF,        /* it starts as a running program stops, by habit */
 	REPORT_N_REASONS
 } ReportReason;
 

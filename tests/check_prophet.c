@@ -536,6 +536,157 @@ START_TEST(test_free_start)
 }
 END_TEST
 
+/*
+ * A build's tools, each starting in the scan the one before stops, are
+ * kept out of the order of starts once known: from its second build a
+ * tool that starts as its predecessor stops is no successor and no last
+ * start, and from the third the first tool too (it hands off by habit,
+ * twice). The user's next application follows the user's last one.
+ */
+START_TEST(test_handoff_order)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *u = add_exe(model, "/usr/bin/u");
+	Exe *t1 = add_exe(model, "/usr/bin/t1");
+	Exe *t2 = add_exe(model, "/usr/bin/t2");
+	Exe *t3 = add_exe(model, "/usr/bin/t3");
+	Exe *w = add_exe(model, "/usr/bin/w");
+	Exe *x = add_exe(model, "/usr/bin/x");
+	gint64 build[] = { 120, 300, 500 };
+
+	u->change_timestamp = t1->change_timestamp = t2->change_timestamp = 0;
+	t3->change_timestamp = w->change_timestamp = x->change_timestamp = 0;
+	change(model, u, TRUE, 100);
+	for (guint b = 0; b < G_N_ELEMENTS(build); b++) {
+		gint64 t = build[b];
+
+		change(model, t1, TRUE, t);
+		change(model, t1, FALSE, t + 20);
+		change(model, t2, TRUE, t + 20);
+		change(model, t2, FALSE, t + 40);
+		change(model, t3, TRUE, t + 40);
+		change(model, t3, FALSE, t + 60);
+		if (b == 1) {
+			/*
+			 * t2 and t3 started as handoffs seen at 1 of their
+			 * predecessors' 1 stops before: t1 stays the last start.
+			 */
+			ck_assert_ptr_eq(model->last_start, t1);
+			ck_assert_double_eq(find_succ(t1, t2)->count, 1);
+			ck_assert_double_eq(find_succ(t2, t3)->count, 1);
+			change(model, w, TRUE, 400);
+		}
+	}
+	/* The third build left no trace in the order: w started last. */
+	ck_assert_ptr_eq(model->last_start, w);
+	change(model, x, TRUE, 600);
+	ck_assert_ptr_nonnull(find_succ(w, x));
+	ck_assert_ptr_null(find_succ(t3, x));
+	/* w followed t1, the second build's first tool, still in the order then. */
+	ck_assert_ptr_nonnull(find_succ(t1, w));
+	ck_assert_double_eq(find_succ(t1, w)->count, 1);
+	/*
+	 * Gaps of the starts in the order: t1, t2, t3 (20 s each), t1 (140),
+	 * w (100), x (200); every start still counts as the program's start.
+	 */
+	ck_assert_double_eq(model->n_start_gaps, 6);
+	ck_assert_double_eq(model->start_gaps, 500);
+	ck_assert_double_eq(t2->starts, 3);
+	ck_assert_double_eq(t1->starts, 3);
+}
+END_TEST
+
+/*
+ * What the handoffs learn: a stop counts in Exe.stops and its run from
+ * start to stop in Exe.run_time; a start (or a new program's first sight)
+ * in the scan another stopped is its handoff. A habit is a share of at
+ * least half of (stops + 1).
+ */
+START_TEST(test_handoff_learn)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *a = add_exe(model, "/usr/bin/a");
+	Exe *b = add_exe(model, "/usr/bin/b");
+	Exe *c = add_exe(model, "/usr/bin/c");
+	Exe *n = NULL;
+	ExeHandoff *h;
+
+	a->change_timestamp = b->change_timestamp = c->change_timestamp = 0;
+	ck_assert(!model_is_handoff_habit(a, &(ExeHandoff){ b, 0.5 }));  /* under one */
+	ck_assert(model_is_handoff_habit(a, &(ExeHandoff){ b, 1 }));     /* 1 >= 0.5 * 1 */
+	/* a runs 100 to 130; b starts as it stops; c starts 10 s later. */
+	change(model, a, TRUE, 100);
+	change(model, a, FALSE, 130);
+	change(model, b, TRUE, 130);
+	change(model, c, TRUE, 140);
+	ck_assert_double_eq(a->stops, 1);
+	ck_assert_double_eq(a->run_time, 30);
+	ck_assert_uint_eq(a->handoff->len, 1);
+	h = &g_array_index(a->handoff, ExeHandoff, 0);
+	ck_assert_ptr_eq(h->next, b);
+	ck_assert_double_eq(h->count, 1);
+	ck_assert(model_is_handoff_habit(a, h));  /* 1 >= 0.5 * (1 + 1) */
+	/* b stops at 200 and a program never seen before appears then. */
+	change(model, b, FALSE, 200);
+	n = exe_new("/usr/bin/new", TRUE, 200);
+	model_add_exe(model, n, 200, FALSE);
+	model_exe_first_seen(model, n, 200);
+	ck_assert_uint_eq(b->handoff->len, 1);
+	ck_assert_ptr_eq(g_array_index(b->handoff, ExeHandoff, 0).next, n);
+	ck_assert_double_eq(b->run_time, 70);
+	/* a's second run, 300 to 310, ends with no start: b is no habit any more. */
+	change(model, a, TRUE, 300);
+	change(model, a, FALSE, 310);
+	ck_assert_double_eq(a->stops, 2);
+	ck_assert_double_eq(a->run_time, 40);
+	ck_assert(!model_is_handoff_habit(a, &g_array_index(a->handoff, ExeHandoff, 0)));
+	/* A removed exe is no handoff. */
+	model_remove_exe(model, n);
+	ck_assert_uint_eq(b->handoff->len, 0);
+}
+END_TEST
+
+/*
+ * x runs since 100 and stopped 3 times after runs of 50 s in all; y
+ * started at 2 of those stops, z at 1. At 110, cycle 20:
+ *   mean run (50 + 10) / 3 = 20 s, p_stop = 1 - exp(-1.5 * 20 / 20) = 0.7768698398515702
+ *   y: p_stop * 2 / 4 = 0.3884349199257851, ln(1 - y) = -0.49173390257719296
+ *   z: 1 < 0.5 * 4: no habit, no bid
+ */
+START_TEST(test_bid_handoffs)
+{
+	g_autoptr(Model) model = model_new();
+	Exe *x = add_exe(model, "/usr/bin/x");
+	Exe *y = add_exe(model, "/usr/bin/y");
+	Exe *z = add_exe(model, "/usr/bin/z");
+
+	x->stops = 3;
+	x->run_time = 50;
+	g_array_append_val(x->handoff, ((ExeHandoff){ y, 2 }));
+	g_array_append_val(x->handoff, ((ExeHandoff){ z, 1 }));
+	set_running(model, x);
+	x->change_timestamp = 100;
+	model->time = 110;
+	model->score_stamp++;
+	prophet_bid_handoffs(model, 20);
+	ck_assert_double_eq_tol(y->lnprob, -0.49173390257719296, TOL);
+	ck_assert_double_eq(z->lnprob, 0);
+	ck_assert_double_eq(x->lnprob, 0);
+
+	/* A running y is not bid for; a stopped x bids nothing. */
+	set_running(model, y);
+	y->lnprob = 0;
+	model->score_stamp++;
+	prophet_bid_handoffs(model, 20);
+	ck_assert_double_eq(y->lnprob, 0);
+	set_stopped(model, y);
+	set_stopped(model, x);
+	model->score_stamp++;
+	prophet_bid_handoffs(model, 20);
+	ck_assert_double_eq(y->lnprob, 0);
+}
+END_TEST
+
 START_TEST(test_away_chance)
 {
 	g_autoptr(Model) model = model_new();
@@ -1474,6 +1625,9 @@ prophet_suite(void)
 	tcase_add_test(tc, test_note_starts);
 	tcase_add_test(tc, test_bid_successors);
 	tcase_add_test(tc, test_free_start);
+	tcase_add_test(tc, test_handoff_order);
+	tcase_add_test(tc, test_handoff_learn);
+	tcase_add_test(tc, test_bid_handoffs);
 	tcase_add_test(tc, test_away_chance);
 	tcase_add_test(tc, test_bid_free_and_away);
 	tcase_add_test(tc, test_bid_frequency);

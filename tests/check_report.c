@@ -662,6 +662,40 @@ START_TEST(test_explain_free_and_away)
 END_TEST
 
 /*
+ * gamma runs and stopped 3 times; beta started as it stopped at 2 of
+ * them (2 >= 0.5 * (3 + 1): a habit), alpha at 1 (no habit, no line).
+ */
+START_TEST(test_explain_handoff)
+{
+	Model *model = fx.model;
+	Exe *alpha = model_lookup_exe(model, "/usr/bin/alpha");
+	Exe *beta = model_lookup_exe(model, "/usr/bin/beta");
+	Exe *gamma = model_lookup_exe(model, "/usr/bin/gamma");
+	g_autoptr(ReportExplain) ex = NULL;
+	g_autoptr(ReportExplain) weak = NULL;
+	g_autoptr(ReportExplain) off = NULL;
+
+	gamma->stops = 3;
+	g_array_append_val(gamma->handoff, ((ExeHandoff){ beta, 2 }));
+	g_array_append_val(gamma->handoff, ((ExeHandoff){ alpha, 1 }));
+	ex = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(ex->findings->len, 2);
+	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_HANDOFF);
+	ck_assert_str_eq(finding_text(ex, 1),
+			 "may start as gamma stops, which runs: started as it stopped at 2 of its "
+			 "3 stops");
+
+	weak = report_explain(&fx.src, "alpha", FALSE, NULL);
+	for (guint i = 0; i < weak->findings->len; i++)
+		ck_assert_int_ne(reason(weak, i), REPORT_REASON_HANDOFF);
+
+	fx.conf->successor = FALSE;
+	off = report_explain(&fx.src, "beta", FALSE, NULL);
+	ck_assert_uint_eq(off->findings->len, 1);
+}
+END_TEST
+
+/*
  * beta had a quarter of the stopped programs' starts at the last scoring,
  * and the starts so far gave ranking by frequency a weight of 0.4.
  */
@@ -704,6 +738,7 @@ START_TEST(test_reason_names)
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_SUCCESSOR), "successor");
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_SESSION_OPENER), "session-opener");
 	ck_assert_str_eq(report_reason_name(REPORT_REASON_FREQUENCY), "frequency");
+	ck_assert_str_eq(report_reason_name(REPORT_REASON_HANDOFF), "handoff");
 }
 END_TEST
 
@@ -740,6 +775,7 @@ report_suite(void)
 	tcase_add_test(tc, test_explain_running_successor);
 	tcase_add_test(tc, test_explain_free_and_away);
 	tcase_add_test(tc, test_explain_frequency);
+	tcase_add_test(tc, test_explain_handoff);
 	tcase_add_test(tc, test_explain_paused_stale);
 	tcase_add_test(tc, test_explain_running_no_bid);
 	tcase_add_test(tc, test_explain_not_learned);

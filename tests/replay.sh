@@ -227,6 +227,19 @@ expect "$tmp/from.json" preload hit_ratio_bytes 0.800000
 #   weak        2000: hit 0.265, cold 0.654, share 0.894
 # (over 10,000 cycles, seeds 1 to 6, scale gained 0.8 points of the
 # bound and weak 0.3, the others moved less than 0.2: NEWS).
+# With the handoffs (a start in the scan another program stopped; a
+# build's tools, kept out of the order of starts once known):
+#   single-user 3000: hit 0.199, cold 0.643, share 0.784
+#   two-user    2000: hit 0.349, cold 0.862, share 0.858
+#   churn        600: hit 0.198, cold 0.459, share 0.953
+#   scale       3000: hit 0.187, cold 0.677, share 0.805
+#   weak        2000: hit 0.265, cold 0.654, share 0.894
+# Scale's hit and cold floors rose with it (0.175 to 0.18, 0.65 to
+# 0.67). Single-user's came down (cold 0.645 to 0.64, share 0.785 to
+# 0.78): applications too start in the scan another stops, and at this
+# short trace's start a handoff seen once is a habit; over 10,000 cycles
+# single-user lost 0.1 points of the bound and scale gained 4.6 (seeds 1
+# to 6, NEWS).
 # Two-user's floors came down (cold 0.885 to 0.855, share 0.89 to 0.855):
 # the weight of the frequency expert starts at 0.5 and this trace is
 # short; two-user needs about 300 starts to bring it down to its floor,
@@ -283,10 +296,10 @@ scenario() {  # name cycles hit_floor cold_floor share_floor beat_naive
 	at_least "$oracle" "$hit" || fail "$name: the oracle ($oracle) is below preload ($hit)"
 }
 
-scenario single-user 3000 0.195 0.645 0.785 beat
+scenario single-user 3000 0.195 0.64 0.78 beat
 scenario two-user 2000 0.345 0.855 0.855 beat
 scenario churn 600 0.195 0.455 0.95 no
-scenario scale 3000 0.175 0.65 0.80 no
+scenario scale 3000 0.18 0.67 0.80 no
 scenario weak 2000 0.26 0.65 0.89 no
 # The bound's first forecasts, by hand: single-user logs in at cycle 0, and
 # the first launch comes 1 + G cycles later, G geometric with mean 2: none
