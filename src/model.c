@@ -339,6 +339,29 @@ exe_append_succ(Exe *exe, const ExeSucc *succ)
 	a->data[a->len++] = *succ;
 }
 
+void
+exe_append_handoff(Exe *exe, const ExeHandoff *handoff)
+{
+	ExeHandoffArray *a;
+
+	g_return_if_fail(exe != NULL);
+	g_return_if_fail(handoff != NULL);
+
+	a = exe->handoff;
+	a->data = array_reserve(a->data, a->len, &a->alloc, sizeof(ExeHandoff));
+	a->data[a->len++] = *handoff;
+}
+
+/* Removes handoff i, the later ones moving up one (their order is kept). */
+static void
+exe_remove_handoff(Exe *exe, guint i)
+{
+	ExeHandoffArray *a = exe->handoff;
+
+	memmove(&a->data[i], &a->data[i + 1], (a->len - i - 1) * sizeof(ExeHandoff));
+	a->len--;
+}
+
 /* Removes successor i, the later ones moving up one (their order is kept). */
 static void
 exe_remove_succ(Exe *exe, guint i)
@@ -401,7 +424,6 @@ exe_new(const char *path, gboolean running, gint64 now)
 
 	exe = g_new0(Exe, 1);
 	exe->path = g_strdup(path);
-	exe->handoff = g_array_new(FALSE, FALSE, sizeof(ExeHandoff));
 	/*
 	 * A running exe was just seen starting; a stopped one has no known
 	 * history (the state loader fills update_time from the file).
@@ -427,7 +449,7 @@ exe_free(Exe *exe)
 	g_free(exe->exemaps->data);
 	g_free(exe->chains->pdata);
 	g_free(exe->succ->data);
-	g_array_unref(exe->handoff);
+	g_free(exe->handoff->data);
 	g_clear_pointer(&exe->map_set, g_hash_table_unref);
 	g_free(exe);
 }
@@ -1084,7 +1106,8 @@ forget_successor(Model *model, Exe *exe)
 		}
 		for (guint i = 0; i < other->handoff->len; i++) {
 			if (g_array_index(other->handoff, ExeHandoff, i).next == exe) {
-				g_array_remove_index_fast(other->handoff, i);
+				other->handoff->data[i] = other->handoff->data[other->handoff->len - 1];
+				other->handoff->len--;
 				break;
 			}
 		}
@@ -1430,9 +1453,9 @@ note_handoff(Model *model, Exe *y, gint64 now)
 				if (g_array_index(x->handoff, ExeHandoff, j).count <
 				    g_array_index(x->handoff, ExeHandoff, weakest).count)
 					weakest = j;
-			g_array_remove_index(x->handoff, weakest);
+			exe_remove_handoff(x, weakest);
 		}
-		g_array_append_val(x->handoff, ((ExeHandoff){ y, 1 }));
+		exe_append_handoff(x, &(ExeHandoff){ y, 1 });
 	}
 }
 

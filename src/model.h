@@ -200,6 +200,17 @@ typedef struct ExeHandoff {
 	float count;          /* the other's stops it started at */
 } ExeHandoff;
 
+/*
+ * A program's handoffs: a plain array like ExeSuccArray (no GArray header
+ * for the many programs that never hand off), grown by
+ * exe_append_handoff(); only model.c removes.
+ */
+typedef struct ExeHandoffArray {
+	ExeHandoff *data;     /* len handoffs, owned; NULL when alloc is 0 */
+	guint len;            /* handoffs */
+	guint alloc;          /* room for this many */
+} ExeHandoffArray;
+
 /* An executable, identified by its path. */
 typedef struct Exe {
 	/* persisted */
@@ -242,7 +253,7 @@ typedef struct Exe {
 	/* (after hits_checked_at, here to fill the padding) */
 	gboolean hits_cached; /* that measurement found at most a tenth of the set missing */
 	/* the handoffs, runtime (not aged): see ExeHandoff */
-	GArray *handoff;      /* ExeHandoff: the programs that started as it stopped */
+	ExeHandoffArray handoff[1]; /* the programs that started as it stopped */
 	double stops;         /* its stops seen */
 	double run_time;      /* seconds from start (or first sight) to stop of those of
 				 its runs whose start was seen */
@@ -482,6 +493,8 @@ gboolean exe_has_map(const Exe *exe, const Map *map);
  * the rules of Exe.succ: no duplicate, at most MODEL_MAX_SUCCESSORS.
  */
 void exe_append_succ(Exe *exe, const ExeSucc *succ);
+/* Appends a handoff to exe's (model.c keeps at most MODEL_MAX_HANDOFFS). */
+void exe_append_handoff(Exe *exe, const ExeHandoff *handoff);
 /* Whether the last scan saw exe running. Inline: scoring asks for every chain's two exes. */
 static inline gboolean
 exe_is_running(const Model *model, const Exe *exe)

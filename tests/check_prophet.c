@@ -662,8 +662,8 @@ START_TEST(test_bid_handoffs)
 
 	x->stops = 3;
 	x->run_time = 50;
-	g_array_append_val(x->handoff, ((ExeHandoff){ y, 2 }));
-	g_array_append_val(x->handoff, ((ExeHandoff){ z, 1 }));
+	exe_append_handoff(x, &(ExeHandoff){ y, 2 });
+	exe_append_handoff(x, &(ExeHandoff){ z, 1 });
 	set_running(model, x);
 	x->change_timestamp = 100;
 	model->time = 110;

@@ -676,8 +676,8 @@ START_TEST(test_explain_handoff)
 	g_autoptr(ReportExplain) off = NULL;
 
 	gamma->stops = 3;
-	g_array_append_val(gamma->handoff, ((ExeHandoff){ beta, 2 }));
-	g_array_append_val(gamma->handoff, ((ExeHandoff){ alpha, 1 }));
+	exe_append_handoff(gamma, &(ExeHandoff){ beta, 2 });
+	exe_append_handoff(gamma, &(ExeHandoff){ alpha, 1 });
 	ex = report_explain(&fx.src, "beta", FALSE, NULL);
 	ck_assert_uint_eq(ex->findings->len, 2);
 	ck_assert_int_eq(reason(ex, 1), REPORT_REASON_HANDOFF);
