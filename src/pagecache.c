@@ -405,6 +405,44 @@ pagecache_resident_pages(Pagecache *pc, int fd, const char *path, const struct s
 }
 
 gboolean
+pagecache_resident_vector(Pagecache *pc, int fd, const char *path, const struct stat *st,
+			  guint64 offset, gsize pages, guint8 *vec, guint64 *probes)
+{
+	const guint64 page = pagecache_page_size();
+	const guint64 size = (guint64)MAX(st ? st->st_size : 0, 0);
+
+	g_return_val_if_fail(path != NULL && st != NULL && vec != NULL, FALSE);
+	g_return_val_if_fail(offset % page == 0, FALSE);
+
+	if (pages == 0)
+		return TRUE;
+	/* The pages' bytes within the file: cachestat counts the partial last page. */
+	if (offset < size) {
+		guint64 length = MIN((guint64)pages * page, size - offset);
+
+		switch (pagecache_cachestat(pc, fd, st, offset, length, probes)) {
+		case PAGECACHE_ALL:
+			if ((offset + length + page - 1) / page - offset / page < pages)
+				break;  /* pages past the end: mincore says what they are */
+			memset(vec, 1, pages);
+			return TRUE;
+		case PAGECACHE_NONE:
+			memset(vec, 0, pages);
+			return TRUE;
+		case PAGECACHE_PART:
+		case PAGECACHE_UNKNOWN:
+		default:
+			break;
+		}
+	}
+	if (!pagecache_resident_pages(pc, fd, path, st, offset, pages, vec))
+		return FALSE;
+	for (gsize done = 0; done < pages; done += MINCORE_WINDOW_PAGES)
+		count_probe(probes);
+	return TRUE;
+}
+
+gboolean
 pagecache_resident_bytes(Pagecache *pc, int fd, const char *path, const struct stat *st,
 			 guint64 offset, guint64 length, guint64 *ret_bytes)
 {

@@ -1168,7 +1168,7 @@ learn_file(const WatchFile *file, GArray *ranges)
 	}
 	pages = (gsize)((size + page - 1) / page);
 	vec = g_malloc(pages);
-	known = pagecache_resident_pages(NULL, fd, path, &st, 0, pages, vec);
+	known = pagecache_resident_vector(NULL, fd, path, &st, 0, pages, vec, NULL);
 	(void)close(fd);
 	if (!known)
 		return;

@@ -317,6 +317,91 @@ START_TEST(test_resident_bytes)
 END_TEST
 
 /*
+ * The page vector of the window probes: one cachestat settles a file
+ * cached whole or not at all; pages 0, 1 and 8 of 16 need mincore too.
+ */
+START_TEST(test_resident_vector)
+{
+	g_autofree char *path = make_sparse_resident_file();
+	g_autofree char *whole = in_dir("whole");
+	g_autofree char *contents = g_malloc0(3 * P + 101);
+	g_autoptr(Pagecache) pc = pagecache_for(_i);
+	const gboolean cachestat = _i != 1 && have_cachestat();
+	guint8 vec[16];
+	guint64 probes = 0;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	/* Part cached: cachestat says so (where it can), one mincore window lists the pages. */
+	memset(vec, 0xff, sizeof(vec));
+	ck_assert(pagecache_resident_vector(pc, fd, path, &st, 0, 16, vec, &probes));
+	for (int i = 0; i < 16; i++)
+		ck_assert_msg((vec[i] & 1) == (i == 0 || i == 1 || i == 8), "page %d", i);
+	ck_assert_uint_eq(probes, cachestat ? 2 : 1);
+	/* Pages 9 to 15: none cached, settled by cachestat alone. */
+	probes = 0;
+	memset(vec, 0xff, sizeof(vec));
+	ck_assert(pagecache_resident_vector(pc, fd, path, &st, 9 * P, 7, vec, &probes));
+	for (int i = 0; i < 7; i++)
+		ck_assert_int_eq(vec[i] & 1, 0);
+	ck_assert_uint_eq(probes, 1);
+	close(fd);
+
+	/* 3 pages and 100 bytes just written: all 4 pages cached, the last one partial. */
+	memset(contents, 'w', 3 * P + 100);
+	tu_write_file(whole, contents);
+	fd = open(whole, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	probes = 0;
+	memset(vec, 0, sizeof(vec));
+	ck_assert(pagecache_resident_vector(pc, fd, whole, &st, 0, 4, vec, &probes));
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(vec[i] & 1, 1);
+	ck_assert_uint_eq(probes, 1);
+	close(fd);
+}
+END_TEST
+
+/*
+ * With cachestat alone allowed (as under a seccomp filter without
+ * mincore), a file cached whole or not at all is still answered; one
+ * cached in part is not.
+ */
+START_TEST(test_resident_vector_without_mincore)
+{
+	g_autofree char *path = make_sparse_resident_file();
+	g_autoptr(Pagecache) pc = pagecache_new(PAGECACHE_PROBE_CACHESTAT);
+	guint8 vec[16];
+	guint64 probes = 0;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	/* Pages 0 and 1: both cached. */
+	memset(vec, 0, sizeof(vec));
+	ck_assert(pagecache_resident_vector(pc, fd, path, &st, 0, 2, vec, &probes));
+	ck_assert_int_eq(vec[0] & 1, 1);
+	ck_assert_int_eq(vec[1] & 1, 1);
+	/* Pages 2 to 7: none. */
+	memset(vec, 0xff, sizeof(vec));
+	ck_assert(pagecache_resident_vector(pc, fd, path, &st, 2 * P, 6, vec, &probes));
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(vec[i] & 1, 0);
+	ck_assert_uint_eq(probes, 2);
+	/* All 16: in part, which only mincore could say page by page. */
+	ck_assert(!pagecache_resident_vector(pc, fd, path, &st, 0, 16, vec, &probes));
+	ck_assert_uint_eq(probes, 3);
+	close(fd);
+}
+END_TEST
+
+/*
  * The same file through the two steps of the reader: cachestat settles
  * all and nothing in one call, mincore lists the missing runs of the
  * rest: pages [2,8) and [9,16), one cached page apart.
@@ -459,6 +544,9 @@ pagecache_suite(void)
 		       "check the mincore fallback only\n");
 	TU_ADD_LOOP_TEST_UNLESS(tc, test_resident_bytes, 0, 3, no_disk_4k);
 	TU_ADD_LOOP_TEST_UNLESS(tc, test_find_missing, 0, 3, no_disk_4k);
+	TU_ADD_LOOP_TEST_UNLESS(tc, test_resident_vector, 0, 3, no_disk_4k);
+	TU_ADD_TEST_UNLESS(tc, test_resident_vector_without_mincore,
+			   no_disk_4k ? no_disk_4k : have_cachestat() ? NULL : "no cachestat(2) in this kernel");
 	TU_ADD_TEST_UNLESS(tc, test_untrusted_mincore,
 			   no_disk_4k ? no_disk_4k : tu_is_root() ? NULL : "needs root (chown, capabilities)");
 	suite_add_tcase(s, tc);
