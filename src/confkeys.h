@@ -248,6 +248,17 @@ CONF_BOOL(system, checkresidency, TRUE,
 	"no read at all. Turn off to request every selected range every "
 	"cycle, as preload 0.6.4 did.")
 
+CONF_BOOL(system, trustvmstat, TRUE,
+	"With checkresidency, whether a file that the last full check (at "
+	"most a minute ago) found cached is taken as cached, without opening "
+	"it, for as long as the kernel's counts of reclaimed pages and cache "
+	"drops in /proc/vmstat have not changed; a stat still checks that it "
+	"is the same file. Otherwise it is opened and spot-checked every "
+	"cycle. Pages a program drops with POSIX_FADV_DONTNEED move no "
+	"count: with this on they are read again up to a minute later, not "
+	"at the next cycle. Turn off where programs evict others' files that "
+	"way.")
+
 CONF_BOOL(system, warmdirs, TRUE,
 	"Whether a prefetch, after reading files that were not cached, also "
 	"lists each directory holding one and looks up its entries (at most "

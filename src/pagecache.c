@@ -475,3 +475,47 @@ pagecache_resident_bytes(Pagecache *pc, int fd, const char *path, const struct s
 	*ret_bytes = MIN(cached * page, length);
 	return TRUE;
 }
+
+/* ---- evictions ---- */
+
+gboolean
+pagecache_parse_evictions(const char *vmstat, guint64 *ret)
+{
+	gboolean found = FALSE;
+	guint64 sum = 0;
+
+	g_return_val_if_fail(vmstat != NULL && ret != NULL, FALSE);
+
+	/* Lines of "name value". */
+	for (const char *line = vmstat; *line;) {
+		const char *end = strchr(line, '\n');
+		gsize len = end ? (gsize)(end - line) : strlen(line);
+		const char *space = memchr(line, ' ', len);
+
+		if (space && ((space - line > 8 && strncmp(line, "pgsteal_", 8) == 0) ||
+			      (space - line == 14 && strncmp(line, "drop_pagecache", 14) == 0))) {
+			guint64 value = g_ascii_strtoull(space + 1, NULL, 10);
+
+			sum += value;
+			found = TRUE;
+		}
+		line += len;
+		if (*line == '\n')
+			line++;
+	}
+	*ret = found ? sum : 0;
+	return found;
+}
+
+gboolean
+pagecache_read_evictions(const char *path, guint64 *ret)
+{
+	g_autofree char *text = NULL;
+
+	g_return_val_if_fail(path != NULL && ret != NULL, FALSE);
+
+	*ret = 0;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return FALSE;
+	return pagecache_parse_evictions(text, ret);
+}

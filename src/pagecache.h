@@ -140,4 +140,21 @@ gboolean pagecache_resident_pages(Pagecache *pc, int fd, const char *path, const
 gboolean pagecache_resident_vector(Pagecache *pc, int fd, const char *path, const struct stat *st,
 				   guint64 offset, gsize pages, guint8 *vec, guint64 *probes);
 
+/* ---- evictions ---- */
+
+/*
+ * A count that grows whenever the kernel may have taken pages out of the
+ * page cache behind a caller's back, from the text of /proc/vmstat: the
+ * sum of every pgsteal_* counter (pages reclaimed, by kswapd, directly,
+ * by khugepaged, proactively; anon and file) and drop_pagecache (writes
+ * to /proc/sys/vm/drop_caches). Unchanged between two readings, no page
+ * was reclaimed and the cache was not dropped; pages that a file's own
+ * owner removes (truncation, a rewrite: its size or mtime change) or
+ * drops with POSIX_FADV_DONTNEED are not counted. FALSE (and *ret 0)
+ * when the text has none of these counters.
+ */
+gboolean pagecache_parse_evictions(const char *vmstat, guint64 *ret);
+/* The same from the file at path (/proc/vmstat); FALSE if it cannot be read. */
+gboolean pagecache_read_evictions(const char *path, guint64 *ret);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Pagecache, pagecache_free)

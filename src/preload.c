@@ -257,13 +257,13 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 	d->read_calls += stats->syscalls;
 	g_debug("readahead: %u requests in %u files (%u slices), %" G_GUINT64_FORMAT
 		" KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
-		" KB already cached (%u ranges whole, %u of them spot-checked, %"
+		" KB already cached (%u ranges whole, %u of them spot-checked, %u not opened, %"
 		G_GUINT64_FORMAT " probes), "
 		"%u failed, %u skipped%s, %u not reached; %u directories warmed (%"
 		G_GUINT64_FORMAT " entries)",
 		stats->requests, stats->files, stats->slices, stats->bytes / 1024, stats->syscalls,
 		stats->resident_bytes / 1024, stats->resident_ranges, stats->trusted_ranges,
-		stats->probes,
+		stats->unopened_ranges, stats->probes,
 		stats->failed, stats->skipped, stats->superseded ? ", superseded" : "",
 		stats->dropped, stats->dirs_warmed, stats->entries_warmed);
 	if (d->readahead_pending && !d->exiting) {
@@ -374,6 +374,7 @@ daemon_read(gpointer data, GPtrArray *maps, const Conf *conf)
 	options.maxprocs = (int)conf->maxprocs;
 	options.check_residency = conf->checkresidency;
 	options.trust_us = READAHEAD_TRUST_US;
+	options.vmstat_path = conf->trustvmstat ? "/proc/vmstat" : NULL;
 	options.slice_bytes = (guint64)conf->slicekb * 1024;
 	options.warm_dirs = conf->warmdirs;
 	options.warning_limit = &d->read_log;

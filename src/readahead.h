@@ -96,6 +96,18 @@ typedef struct ReadaheadOptions {
 	 */
 	gint64 trust_us;
 	/*
+	 * With trust_us, where to read the page cache's eviction count
+	 * (pagecache_read_evictions(): /proc/vmstat), once per batch; NULL:
+	 * not read. While the count is the one read before a file's last
+	 * full probe (nothing reclaimed, the cache not dropped since), the
+	 * file is not even opened: one lstat checks that it is the same file
+	 * (identity, size, modification time), and no spot check runs. What
+	 * it gives up: pages another program drops with POSIX_FADV_DONTNEED
+	 * are read again up to trust_us later, not at once. Borrowed: a
+	 * string that outlives the batch (the daemon's is static).
+	 */
+	const char *vmstat_path;
+	/*
 	 * Rate limits across batches (the caller owns them), for the read
 	 * errors and the odd files that repeat every cycle; NULL: each batch
 	 * still shows at most 10 of each.
@@ -122,6 +134,7 @@ typedef struct ReadaheadStats {
 	 */
 	guint64 left_bytes;
 	guint trusted_ranges;    /* of resident_ranges, only spot-checked after a recent probe */
+	guint unopened_ranges;   /* of those, not even opened (vmstat_path) */
 	/* the I/O class of the threads that read */
 	guint threads;           /* threads that read at least one file */
 	guint threads_not_idle;  /* of those, how many were not in the idle class */

@@ -420,10 +420,11 @@ report_dump_lines(const ReportSnapshot *snap)
 		 G_GUINT64_FORMAT " KB", snap->budget_kb, snap->selected_maps, snap->selected_kb);
 	add_line(lines, "last readahead: %u requests in %u files, %" G_GUINT64_FORMAT
 		 " KB requested in %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
-		 " KB already cached (%u ranges whole, %u of them spot-checked), %u failed, "
-		 "%u skipped%s",
+		 " KB already cached (%u ranges whole, %u of them spot-checked, %u not even "
+		 "opened), %u failed, %u skipped%s",
 		 ra->requests, ra->files, ra->bytes / 1024, ra->syscalls,
-		 ra->resident_bytes / 1024, ra->resident_ranges, ra->trusted_ranges, ra->failed,
+		 ra->resident_bytes / 1024, ra->resident_ranges, ra->trusted_ranges,
+		 ra->unopened_ranges, ra->failed,
 		 ra->skipped,
 		 ra->superseded ? "; superseded by a newer prediction" : "");
 	add_line(lines, "top predicted executables (%u with a non-zero probability):",

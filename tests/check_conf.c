@@ -111,6 +111,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf->maxprocs, 30);
 	ck_assert_int_eq(conf->sortstrategy, 3);
 	ck_assert_int_eq(conf->checkresidency, TRUE);
+	ck_assert_int_eq(conf->trustvmstat, TRUE);
 	ck_assert_int_eq(conf->warmdirs, TRUE);
 	ck_assert_int_eq(conf->minavailable, 5);
 	ck_assert_int_eq(conf->maxpressure, 10);
@@ -148,6 +149,7 @@ START_TEST(test_load_every_key)
 		"maxprocs = 0\n"
 		"sortstrategy = 1\n"
 		"checkresidency = false\n"
+		"trustvmstat = false\n"
 		"warmdirs = false\n"
 		"minavailable = 100\n"
 		"maxpressure = 0\n");
@@ -176,6 +178,7 @@ START_TEST(test_load_every_key)
 	ck_assert_int_eq(conf->maxprocs, 0);
 	ck_assert_int_eq(conf->sortstrategy, 1);
 	ck_assert_int_eq(conf->checkresidency, FALSE);
+	ck_assert_int_eq(conf->trustvmstat, FALSE);
 	ck_assert_int_eq(conf->warmdirs, FALSE);
 	ck_assert_int_eq(conf->minavailable, 100);
 	ck_assert_int_eq(conf->maxpressure, 0);
@@ -624,6 +627,7 @@ static const char default_dump[] =
 	"slicekb = 32768\n"
 	"execpause = 1000\n"
 	"checkresidency = true\n"
+	"trustvmstat = true\n"
 	"warmdirs = true\n"
 	"minavailable = 5\n"
 	"maxpressure = 10\n"
@@ -748,8 +752,8 @@ START_TEST(test_describe)
 	g_autoptr(GPtrArray) rows = conf_describe();
 	const ConfKeyInfo *cycle, *usecorr, *mapprefix, *sort, *avail, *pressure, *window;
 
-	/* 19 keys in [model], 23 in [system] */
-	ck_assert_uint_eq(rows->len, 42);
+	/* 19 keys in [model], 24 in [system] */
+	ck_assert_uint_eq(rows->len, 43);
 	cycle = rows->pdata[0];
 	ck_assert_str_eq(cycle->group, "model");
 	ck_assert_str_eq(cycle->key, "cycle");
@@ -803,13 +807,19 @@ START_TEST(test_describe)
 		ck_assert_str_eq(slice->default_text, "32768");
 		ck_assert_int_eq(slice->min, 0);
 	}
-	pressure = rows->pdata[32];
+	{
+		const ConfKeyInfo *trust = rows->pdata[30];
+
+		ck_assert_str_eq(trust->key, "trustvmstat");
+		ck_assert_str_eq(trust->default_text, "true");
+	}
+	pressure = rows->pdata[33];
 	ck_assert_str_eq(pressure->key, "maxpressure");
 	ck_assert_str_eq(pressure->unit, "percent");
 	ck_assert_str_eq(pressure->default_text, "10");
 	ck_assert_int_eq(pressure->min, 0);
 	ck_assert_int_eq(pressure->max, 100);
-	window = rows->pdata[38];
+	window = rows->pdata[39];
 	ck_assert_str_eq(window->key, "startupwindow");
 	ck_assert_str_eq(window->unit, "seconds");
 	ck_assert_int_eq(window->min, 1);

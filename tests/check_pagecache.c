@@ -270,6 +270,32 @@ START_TEST(test_mode_names)
 }
 END_TEST
 
+/* ---- evictions ---- */
+
+/* The pgsteal_* counters and drop_pagecache are summed; nothing else is. */
+START_TEST(test_parse_evictions)
+{
+	guint64 n = 1;
+
+	ck_assert(pagecache_parse_evictions("nr_free_pages 5\npgsteal_kswapd 10\npgsteal_direct 3\n"
+					    "pgscan_kswapd 99\ndrop_pagecache 2\ndrop_slab 7\n"
+					    "pgsteal_khugepaged 1\npgsteal_file 4\npgsteal 1000",
+					    &n));
+	ck_assert_uint_eq(n, 10 + 3 + 2 + 1 + 4);
+	/* The last line needs no newline; a counter alone counts. */
+	ck_assert(pagecache_parse_evictions("drop_pagecache 12", &n));
+	ck_assert_uint_eq(n, 12);
+	ck_assert(pagecache_parse_evictions("pgsteal_direct 0\n", &n));
+	ck_assert_uint_eq(n, 0);
+	/* None of them: not known. */
+	ck_assert(!pagecache_parse_evictions("pgscan_kswapd 99\ndrop_pagecachex 3\n\n", &n));
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!pagecache_parse_evictions("", &n));
+	ck_assert(!pagecache_read_evictions("/nonexistent/vmstat", &n));
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 /* ---- residency ---- */
 
 /* The memos the residency cases run with: cachestat and mincore, mincore alone, none. */
@@ -532,6 +558,10 @@ pagecache_suite(void)
 	tcase_add_test(tc, test_open_odd_files);
 	tcase_add_test(tc, test_open_missing_and_errors);
 	tcase_add_test(tc, test_mode_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("evictions");
+	tcase_add_test(tc, test_parse_evictions);
 	suite_add_tcase(s, tc);
 
 	/* Tagged "kernel" as in check_readahead: valgrind knows no cachestat. */

@@ -1182,13 +1182,16 @@ START_TEST(test_residency_evicted_is_read_whole)
 }
 END_TEST
 
+/* The eviction count a trusted batch reads (ReadaheadOptions.vmstat_path); NULL: none. */
+static const char *trusted_vmstat;
+
 /* The two ranges of test_residency_trusted_probe, with trust_us. */
 static ReadaheadStats
 run_two_trusted(const char *path, gint64 trust_us)
 {
 	g_autoptr(GArray) reqs = order_requests_new();
 	ReadaheadOptions options = { .strategy = SORT_PATH, .check_residency = TRUE,
-				     .trust_us = trust_us };
+				     .trust_us = trust_us, .vmstat_path = trusted_vmstat };
 
 	/* 448 KiB apart: not merged. */
 	order_requests_add(reqs, path, 0, 64 * 1024);
@@ -1253,6 +1256,119 @@ START_TEST(test_residency_trusted_probe)
 	ck_assert_uint_eq(stats.probes, 2);
 	ck_assert_uint_eq(stats.resident_ranges, 2);
 	ck_assert_uint_eq(stats.trusted_ranges, 0);
+}
+END_TEST
+
+/* Writes the eviction counters a batch given path as its vmstat_path reads. */
+static void
+write_vmstat(const char *path, guint64 steal, guint64 drops)
+{
+	g_autofree char *text = g_strdup_printf("nr_free_pages 100\npgsteal_kswapd %" G_GUINT64_FORMAT
+						"\npgscan_kswapd 999\ndrop_pagecache %"
+						G_GUINT64_FORMAT "\n", steal, drops);
+
+	tu_write_file(path, text);
+}
+
+/*
+ * With a vmstat_path, a file a full probe found cached is not
+ * even opened within trust_us while the eviction counters stay as they
+ * were before that probe: an lstat settles it. A DONTNEED is no eviction
+ * the counters see (the price); a counted eviction or a file replaced
+ * brings back the open and the spot checks.
+ */
+START_TEST(test_residency_trusted_unopened)
+{
+	g_autofree char *f = in_dir("unopened");
+	g_autofree char *vmstat = in_dir("vmstat");
+	const gint64 trust = 60 * G_USEC_PER_SEC;
+	ReadaheadStats stats;
+	int ino;
+
+	write_sized(f, MIB);
+	cache_all(f, MIB);
+	write_vmstat(vmstat, 5, 2);
+	trusted_vmstat = vmstat;
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(ino, 0);
+	ck_assert_int_ge(inotify_add_watch(ino, f, IN_OPEN | IN_CLOSE_NOWRITE), 0);
+
+	/* Probed in full: opened once, one cachestat per range; remembered with the counts. */
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.probes, 2);
+	ck_assert_uint_eq(stats.files, 1);
+	ck_assert_uint_eq(stats.resident_ranges, 2);
+	ck_assert_uint_eq(stats.trusted_ranges, 0);
+	ck_assert_uint_eq(stats.unopened_ranges, 0);
+	ck_assert_uint_eq(count_opens(ino), 1);
+
+	/* Nothing evicted since: not opened, no probe, both ranges (128 KiB) cached. */
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.probes, 0);
+	ck_assert_uint_eq(stats.files, 0);
+	ck_assert_uint_eq(stats.resident_ranges, 2);
+	ck_assert_uint_eq(stats.trusted_ranges, 2);
+	ck_assert_uint_eq(stats.unopened_ranges, 2);
+	ck_assert_uint_eq(stats.resident_bytes, 128 * 1024);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(count_opens(ino), 0);
+
+	/* A DONTNEED moves no counter: still taken as cached, nothing read. */
+	drop_cache(f);
+	(void)count_opens(ino);
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.unopened_ranges, 2);
+	ck_assert_uint_eq(stats.bytes, 0);
+	ck_assert_uint_eq(count_opens(ino), 0);
+
+	/* One page reclaimed somewhere: opened, page 0 fails its spot check, both ranges read. */
+	write_vmstat(vmstat, 6, 2);
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.unopened_ranges, 0);
+	ck_assert_uint_eq(stats.trusted_ranges, 0);
+	ck_assert_uint_eq(stats.bytes, 128 * 1024);
+	ck_assert_uint_eq(wait_resident(f, 0, 64 * 1024), 16);
+	ck_assert_uint_eq(wait_resident(f, 512 * 1024, 64 * 1024), 16);
+
+	/* Forgotten then: probed in full at the new counts, then settled unopened again. */
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.probes, 2);
+	ck_assert_uint_eq(stats.unopened_ranges, 0);
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.probes, 0);
+	ck_assert_uint_eq(stats.unopened_ranges, 2);
+
+	/* A new file under the name (another inode): opened and probed in full, then trusted. */
+	ck_assert_int_eq(g_unlink(f), 0);
+	write_sized(f, MIB);
+	cache_all(f, MIB);
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.unopened_ranges, 0);
+	ck_assert_uint_eq(stats.files, 1);
+	ck_assert_uint_eq(stats.probes, 2);
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.unopened_ranges, 2);
+
+	/*
+	 * The cache dropped: spot-checked (six one-page probes), all cached
+	 * still; and so until the trust runs out, a spot check vouching for
+	 * no more than its pages.
+	 */
+	write_vmstat(vmstat, 6, 3);
+	for (int i = 0; i < 2; i++) {
+		stats = run_two_trusted(f, trust);
+		ck_assert_uint_eq(stats.probes, 6);
+		ck_assert_uint_eq(stats.trusted_ranges, 2);
+		ck_assert_uint_eq(stats.unopened_ranges, 0);
+	}
+
+	/* Counters that cannot be read: the spot checks as before. */
+	ck_assert_int_eq(g_unlink(vmstat), 0);
+	stats = run_two_trusted(f, trust);
+	ck_assert_uint_eq(stats.unopened_ranges, 0);
+	ck_assert_uint_eq(stats.probes, 6);
+	trusted_vmstat = NULL;
+	(void)close(ino);
 }
 END_TEST
 
@@ -2215,6 +2331,9 @@ readahead_suite(void)
 	if (tu_can_run("test_residency_trusted_probe",
 		       no_disk ? no_disk : have_cachestat() ? NULL : "no cachestat(2) in this kernel"))
 		tcase_add_test(tc, test_residency_trusted_probe);
+	if (tu_can_run("test_residency_trusted_unopened",
+		       no_disk ? no_disk : have_cachestat() ? NULL : "no cachestat(2) in this kernel"))
+		tcase_add_test(tc, test_residency_trusted_unopened);
 	TU_ADD_TEST_UNLESS(tc, test_residency_half_read, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_residency_runs_and_gaps, no_disk_4k);
 	TU_ADD_TEST_UNLESS(tc, test_urgent_reads_long_runs_only, no_disk_4k);

@@ -92,7 +92,8 @@ make_sources(Fixture *f)
 	f->mem = (ProcMemstat){ .total = 1000000, .free = 200000, .cached = 300000,
 				.available = 500000 };
 	f->ra = (ReadaheadStats){ .requests = 2, .files = 1, .skipped = 1, .bytes = 8192,
-				  .syscalls = 1, .resident_bytes = 4096, .resident_ranges = 1 };
+				  .syscalls = 1, .resident_bytes = 4096, .resident_ranges = 1,
+				  .trusted_ranges = 1, .unopened_ranges = 1 };
 	f->log = report_hit_log_new();
 	f->src = (ReportSources){
 		.model = f->model, .conf = f->conf, .cycles = 7, .mem = &f->mem,
@@ -134,7 +135,7 @@ START_TEST(test_dump_lines)
 		"prefetching: active, idle I/O class",
 		"last prediction: budget 512 KB, selected 1 maps, 8 KB",
 		"last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB already cached "
-		"(1 ranges whole, 0 of them spot-checked), 0 failed, 1 skipped",
+		"(1 ranges whole, 1 of them spot-checked, 1 not even opened), 0 failed, 1 skipped",
 		"top predicted executables (2 with a non-zero probability):",
 		"  0.5000  /usr/bin/alpha",
 		"  0.2500  /usr/bin/beta",
@@ -217,7 +218,7 @@ START_TEST(test_dump_paused)
 			 "prefetching: paused, memory pressure (PSI some avg10) is above 10%");
 	ck_assert_str_eq(lines->pdata[6],
 			 "last readahead: 2 requests in 1 files, 8 KB requested in 1 calls, 4 KB "
-			 "already cached (1 ranges whole, 0 of them spot-checked), 0 failed, 1 skipped; "
+			 "already cached (1 ranges whole, 1 of them spot-checked, 1 not even opened), 0 failed, 1 skipped; "
 			 "superseded by a newer prediction");
 	ck_assert_str_eq(lines->pdata[11],
 			 "identity: last readahead skipped 0 ranges whose path names another file than "
