@@ -73,6 +73,12 @@ typedef struct FsJobStats {
 	guint64 refused_device;  /* jobs refused: FSJOB_REFUSED_DEVICE */
 	guint64 refused_stuck;   /* ... FSJOB_REFUSED_STUCK */
 	guint64 refused_full;    /* ... FSJOB_REFUSED_FULL */
+	/*
+	 * CPU time (us) the workers spent in the jobs that returned (the
+	 * thread's own clock around each run): the residency probes of
+	 * start-up windows and hit measurements, the file checks.
+	 */
+	guint64 cpu_us;
 	guint stuck;             /* abandoned threads still blocked now */
 	guint running;           /* jobs running now (within their deadline) */
 	guint devices_refused;   /* devices refused now */

@@ -454,12 +454,13 @@ report_dump_lines(const ReportSnapshot *snap)
 			 " abandoned after %d ms, %u of their threads still blocked (at most %d), %"
 			 G_GUINT64_FORMAT " expired in the queue; refused: %" G_GUINT64_FORMAT
 			 " on a device that missed a deadline, %" G_GUINT64_FORMAT
-			 " at the thread cap, %" G_GUINT64_FORMAT " queue full; %u devices refused now",
+			 " at the thread cap, %" G_GUINT64_FORMAT " queue full; %u devices refused now; "
+			 "%.1f ms of CPU in the jobs (part of the cpu line's \"other\")",
 			 snap->fsjobs.done, snap->fsjobs.abandoned,
 			 (int)(FSJOB_DEADLINE_US / 1000), snap->fsjobs.stuck, FSJOB_MAX_STUCK,
 			 snap->fsjobs.expired, snap->fsjobs.refused_device,
 			 snap->fsjobs.refused_stuck, snap->fsjobs.refused_full,
-			 snap->fsjobs.devices_refused);
+			 snap->fsjobs.devices_refused, snap->fsjobs.cpu_us / 1000.0);
 	add_line(lines, "configuration:\n%s", snap->conf_text);
 	return lines;
 }

@@ -11,6 +11,8 @@
 #include "testutil.h"
 #include "fsjob.h"
 
+#include <time.h>
+
 #define DEADLINE_US (200 * 1000)
 
 /* A gate a job waits at until the test opens it. */
@@ -143,6 +145,68 @@ START_TEST(test_jobs_done)
 	ck_assert_uint_eq(st.done, 3);
 	ck_assert_uint_eq(st.abandoned, 0);
 	ck_assert_uint_eq(st.stuck, 0);
+}
+END_TEST
+
+/* The calling thread's CPU clock, in us. */
+static gint64
+own_cpu_us(void)
+{
+	struct timespec ts;
+
+	ck_assert_int_eq(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+/* data: a gint64 of us. Spins until the worker's own CPU clock has run that long. */
+static void
+spin_run(FsJobCtx *ctx, gpointer data)
+{
+	gint64 until = own_cpu_us() + *(gint64 *)data;
+
+	(void)ctx;
+	while (own_cpu_us() < until)
+		;
+}
+
+/* data: a gint64 of us. Sleeps that long: wall time, no CPU. */
+static void
+sleep_run(FsJobCtx *ctx, gpointer data)
+{
+	(void)ctx;
+	g_usleep((gulong)*(gint64 *)data);
+}
+
+static void
+count_done(FsJobStatus status, gpointer data, gpointer user_data)
+{
+	(void)data;
+	if (status == FSJOB_DONE)
+		(*(int *)user_data)++;
+}
+
+/*
+ * The CPU the jobs took, by the workers' own clocks: 30 ms spun and 300
+ * ms asleep count 30 ms and a little, not the 330 ms they lasted.
+ */
+START_TEST(test_jobs_cpu)
+{
+	g_autoptr(FsJobPool) pool = fsjob_pool_new(NULL, 2, 8, 2, 5 * G_USEC_PER_SEC);
+	gint64 *spin = g_new(gint64, 1), *nap = g_new(gint64, 1);
+	int done = 0;
+	FsJobStats st;
+
+	*spin = 30000;
+	*nap = 300000;
+	ck_assert_int_eq(fsjob_submit(pool, 0, spin_run, spin, g_free, count_done, &done, NULL),
+			 FSJOB_QUEUED);
+	ck_assert_int_eq(fsjob_submit(pool, 0, sleep_run, nap, g_free, count_done, &done, NULL),
+			 FSJOB_QUEUED);
+	ITERATE_UNTIL(done == 2);
+	ck_assert_int_eq(done, 2);
+	fsjob_get_stats(pool, &st);
+	ck_assert_uint_ge(st.cpu_us, 30000);
+	ck_assert_uint_lt(st.cpu_us, 130000);
 }
 END_TEST
 
@@ -305,6 +369,7 @@ fsjob_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_jobs_done);
+	tcase_add_test(tc, test_jobs_cpu);
 	suite_add_tcase(s, tc);
 
 	/*

@@ -164,11 +164,12 @@ START_TEST(test_dump_lines)
 		"of the cpu line's \"other\")",
 		"file-system jobs: 7 done, 2 abandoned after 2000 ms, 1 of their threads still "
 		"blocked (at most 8), 1 expired in the queue; refused: 4 on a device that missed a "
-		"deadline, 5 at the thread cap, 6 queue full; 1 devices refused now",
+		"deadline, 5 at the thread cap, 6 queue full; 1 devices refused now; 12.3 ms of CPU "
+		"in the jobs (part of the cpu line's \"other\")",
 	};
 	const FsJobStats jobs = { .submitted = 10, .done = 7, .expired = 1, .abandoned = 2,
 				  .refused_device = 4, .refused_stuck = 5, .refused_full = 6,
-				  .stuck = 1, .devices_refused = 1 };
+				  .stuck = 1, .devices_refused = 1, .cpu_us = 12345 };
 	MountNsStats ns = { .processes = 3, .namespaces = 2, .translated = 40,
 			    .dropped = { 10, 1, 2, 4 } };
 	g_autoptr(ReportSnapshot) snap = NULL;
