@@ -361,9 +361,11 @@ dump_hits(GPtrArray *lines, const ReportSnapshot *snap)
 	if (snap->watching)
 		add_line(lines, "watch cpu: %.1f ms on exec events and opens by descriptor, %.1f ms "
 			 "on opens by file handle, %.1f ms ending windows; %" G_GUINT64_FORMAT
-			 " wake-ups; %" G_GUINT64_FORMAT " exec events of files named lately",
+			 " wake-ups; %" G_GUINT64_FORMAT " exec events of files named lately, %"
+			 G_GUINT64_FORMAT " opens by handle named lately",
 			 ws->cpu_desc_us / 1000.0, ws->cpu_fid_us / 1000.0,
-			 ws->cpu_window_us / 1000.0, ws->wakeups, ws->exec_names_reused);
+			 ws->cpu_window_us / 1000.0, ws->wakeups, ws->exec_names_reused,
+			 ws->handle_names_reused);
 	else
 		add_line(lines, "watch: off (%s); starts are counted by the scan", snap->watch_text);
 	add_line(lines, "launch readahead: %" G_GUINT64_FORMAT " batches for starts not cached (%"

@@ -604,6 +604,130 @@ watch_exec_names_size(const WatchExecNames *names)
 	return g_hash_table_size(names->table);
 }
 
+/* ---- the names of files opened by handle --------------------------------- */
+
+struct WatchHandleNames {
+	GHashTable *table;    /* WatchHandleKey * (owned) -> WatchHandleName * (owned) */
+};
+
+static guint
+handle_key_hash(gconstpointer p)
+{
+	const WatchHandleKey *k = p;
+	guint h = k->fsid[0] * 31u + k->fsid[1] + (guint)k->type * 131u;
+
+	for (guint i = 0; i < k->bytes; i++)
+		h = h * 33u + k->handle[i];
+	return h;
+}
+
+static gboolean
+handle_key_equal(gconstpointer a, gconstpointer b)
+{
+	const WatchHandleKey *x = a, *y = b;
+
+	return x->fsid[0] == y->fsid[0] && x->fsid[1] == y->fsid[1] && x->type == y->type &&
+	       x->bytes == y->bytes && memcmp(x->handle, y->handle, x->bytes) == 0;
+}
+
+static void
+handle_name_free(gpointer data)
+{
+	WatchHandleName *name = data;
+
+	g_free(name->path);
+	g_free(name);
+}
+
+WatchHandleNames *
+watch_handle_names_new(void)
+{
+	WatchHandleNames *names = g_new0(WatchHandleNames, 1);
+
+	names->table = g_hash_table_new_full(handle_key_hash, handle_key_equal, g_free,
+					     handle_name_free);
+	return names;
+}
+
+void
+watch_handle_names_free(WatchHandleNames *names)
+{
+	if (!names)
+		return;
+	g_hash_table_unref(names->table);
+	g_free(names);
+}
+
+gboolean
+watch_handle_key(WatchHandleKey *key, const guint32 fsid[2], gint32 type, const guint8 *handle,
+		 guint32 bytes)
+{
+	g_return_val_if_fail(key != NULL && fsid != NULL, FALSE);
+
+	memset(key, 0, sizeof(*key));
+	if (bytes > WATCH_HANDLE_MAX || (bytes > 0 && !handle))
+		return FALSE;
+	key->fsid[0] = fsid[0];
+	key->fsid[1] = fsid[1];
+	key->type = type;
+	key->bytes = bytes;
+	if (bytes > 0)
+		memcpy(key->handle, handle, bytes);
+	return TRUE;
+}
+
+static gboolean
+handle_name_fresh(const WatchHandleName *name, gint64 now)
+{
+	return now >= name->stored && now - name->stored < WATCH_HANDLE_NAME_TTL_US;
+}
+
+const WatchHandleName *
+watch_handle_names_lookup(WatchHandleNames *names, const WatchHandleKey *key, gint64 now)
+{
+	const WatchHandleName *name;
+
+	g_return_val_if_fail(names != NULL && key != NULL, NULL);
+
+	name = g_hash_table_lookup(names->table, key);
+	return name && handle_name_fresh(name, now) ? name : NULL;
+}
+
+void
+watch_handle_names_store(WatchHandleNames *names, const WatchHandleKey *key, const char *path,
+			 const MapFileId *id, gint64 now)
+{
+	WatchHandleName *name;
+
+	g_return_if_fail(names != NULL && key != NULL && path != NULL && id != NULL);
+
+	if (g_hash_table_size(names->table) >= WATCH_HANDLE_NAMES_MAX &&
+	    !g_hash_table_contains(names->table, key)) {
+		GHashTableIter iter;
+		gpointer value;
+
+		g_hash_table_iter_init(&iter, names->table);
+		while (g_hash_table_iter_next(&iter, NULL, &value))
+			if (!handle_name_fresh(value, now))
+				g_hash_table_iter_remove(&iter);
+		if (g_hash_table_size(names->table) >= WATCH_HANDLE_NAMES_MAX)
+			g_hash_table_remove_all(names->table);
+	}
+	name = g_new(WatchHandleName, 1);
+	name->path = g_strdup(path);
+	name->id = *id;
+	name->stored = now;
+	g_hash_table_replace(names->table, g_memdup2(key, sizeof(*key)), name);
+}
+
+guint
+watch_handle_names_size(const WatchHandleNames *names)
+{
+	g_return_val_if_fail(names != NULL, 0);
+
+	return g_hash_table_size(names->table);
+}
+
 /* ---- executable images ---------------------------------------------------- */
 
 static guint64
@@ -1264,6 +1388,7 @@ struct Watch {
 	gboolean overflow_logged;
 	MountIds *mounts;         /* the mounts of event files, by id (see event_path) */
 	WatchExecNames *exec_names; /* executed files named and classified lately */
+	WatchHandleNames *handle_names; /* files opened by handle, named lately */
 	FsJobPool *fsjobs;        /* learns finished windows on workers (borrowed), or NULL */
 	WatchSink *sink;          /* what those jobs' results find: this watcher, while it lives */
 	struct NetReader *net;    /* the netfs group and its thread (netfs), or NULL */
@@ -1761,20 +1886,15 @@ record_open(Watch *watch, pid_t pid, char *path, const EventFile *file, gint64 n
 		watch->stats.recorded++;
 }
 
-/*
- * An open by pid, in its window, of the file of fd. own: fd was opened
- * through a mount of the daemon's (a resolved handle), so its path is
- * one here already and needs no translation.
- */
+/* An open by pid, in its window, of the file of fd, an event's descriptor. */
 static void
-handle_open(Watch *watch, pid_t pid, int fd, gboolean own, gint64 now)
+handle_open(Watch *watch, pid_t pid, int fd, gint64 now)
 {
 	EventFile file;
 
 	if (!event_file(watch, fd, &file))
 		return;
-	record_open(watch, pid, own ? proc_fd_path(fd) : event_path(watch, pid, fd, &file, now),
-		    &file, now);
+	record_open(watch, pid, event_path(watch, pid, fd, &file, now), &file, now);
 }
 
 /* ---- the netfs reader ------------------------------------------------------ */
@@ -2485,7 +2605,7 @@ read_batch(Watch *watch, gsize max, gboolean *more)
 			} else if (ev->mask & FAN_OPEN) {
 				watch->stats.opens++;
 				if (watch_tracker_wants(watch->tracker, pid))
-					handle_open(watch, pid, ev->fd, FALSE, now);
+					handle_open(watch, pid, ev->fd, now);
 			}
 		}
 		(void)close(ev->fd);
@@ -2494,7 +2614,11 @@ read_batch(Watch *watch, gsize max, gboolean *more)
 	return count;
 }
 
-/* The handle group's event of an open by pid, in its window: resolved, then as any open. */
+/*
+ * The handle group's event of an open by pid, in its window: named from
+ * the cache (WatchHandleNames) when the handle was resolved lately, else
+ * resolved and examined as a descriptor event's file is.
+ */
 static void
 handle_fid_open(Watch *watch, pid_t pid, const WatchFidEvent *ev, gint64 now)
 {
@@ -2502,7 +2626,13 @@ handle_fid_open(Watch *watch, pid_t pid, const WatchFidEvent *ev, gint64 now)
 		struct file_handle fh;
 		guint8 bytes[sizeof(struct file_handle) + WATCH_HANDLE_MAX];
 	} handle;
+	const guint8 *bytes = watch->fid_buffer + ev->handle_at;
 	const FidMount *mount = NULL;
+	const WatchHandleName *known;
+	WatchHandleKey key;
+	gboolean keyed;
+	EventFile file;
+	char *path;
 	int fd;
 
 	for (guint i = 0; i < watch->fid_mounts->len && !mount; i++) {
@@ -2516,9 +2646,19 @@ handle_fid_open(Watch *watch, pid_t pid, const WatchFidEvent *ev, gint64 now)
 		watch->stats.handle_errors++;
 		return;
 	}
+	keyed = watch_handle_key(&key, ev->fsid, ev->handle_type, bytes, ev->handle_bytes);
+	known = keyed ? watch_handle_names_lookup(watch->handle_names, &key, now) : NULL;
+	if (known) {
+		watch->stats.handles++;
+		watch->stats.handle_names_reused++;
+		memset(&file, 0, sizeof(file));
+		file.id = known->id;
+		record_open(watch, pid, g_strdup(known->path), &file, now);
+		return;
+	}
 	handle.fh.handle_bytes = ev->handle_bytes;
 	handle.fh.handle_type = ev->handle_type;
-	memcpy(handle.fh.f_handle, watch->fid_buffer + ev->handle_at, ev->handle_bytes);
+	memcpy(handle.fh.f_handle, bytes, ev->handle_bytes);
 	/*
 	 * O_PATH: the inode is found (in the dentry cache: the program has
 	 * just opened it) and no file system's open runs. ESTALE: the file
@@ -2530,7 +2670,13 @@ handle_fid_open(Watch *watch, pid_t pid, const WatchFidEvent *ev, gint64 now)
 		return;
 	}
 	watch->stats.handles++;
-	handle_open(watch, pid, fd, TRUE, now);
+	/* As handle_open() does; its path is one here already (a mount of the daemon's). */
+	if (event_file(watch, fd, &file)) {
+		path = proc_fd_path(fd);
+		if (path && keyed)
+			watch_handle_names_store(watch->handle_names, &key, path, &file.id, now);
+		record_open(watch, pid, path, &file, now);
+	}
 	(void)close(fd);
 }
 
@@ -3274,6 +3420,7 @@ watch_make(const Conf *conf, const WatchCallbacks *callbacks, gpointer user_data
 	watch->fid_buffer = g_malloc(EVENT_BUFFER);
 	watch->mounts = mountids_new();
 	watch->exec_names = watch_exec_names_new();
+	watch->handle_names = watch_handle_names_new();
 	watch->sink = g_rc_box_new0(WatchSink);
 	watch->sink->watch = watch;
 
@@ -3410,6 +3557,7 @@ watch_free(Watch *watch)
 	g_array_unref(watch->marked_devs);
 	mountids_free(watch->mounts);
 	watch_exec_names_free(watch->exec_names);
+	watch_handle_names_free(watch->handle_names);
 	if (watch->sink) {
 		watch->sink->watch = NULL;  /* jobs still out find no watcher */
 		g_rc_box_release(watch->sink);

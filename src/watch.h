@@ -324,6 +324,65 @@ typedef struct WatchFidEvent {
 /* The longest handle taken (the kernel's MAX_HANDLE_SZ). */
 #define WATCH_HANDLE_MAX 128
 
+/* ---- the names of files opened by handle (pure) ---- */
+
+/*
+ * Each open by a pid in its start-up window that comes by file handle
+ * was resolved (open_by_handle_at), examined (statx) and named (its link
+ * in /proc/self/fd read: a path walk in procfs, the largest part), and
+ * the programs that start on a desktop or in a build open the same
+ * libraries, modules and locale files again and again. The cache keeps,
+ * per handle, the file's path here and identity. A handle names one
+ * inode of one file system (its generation included), so a file
+ * replaced is a new handle; a rename is not seen, so an entry is trusted
+ * for WATCH_HANDLE_NAME_TTL_US only, and the identity kept is checked
+ * against the path when the window ends, as every recorded file's is.
+ */
+typedef struct WatchHandleKey {
+	guint32 fsid[2];
+	gint32 type;
+	guint32 bytes;        /* at most WATCH_HANDLE_MAX */
+	guint8 handle[WATCH_HANDLE_MAX];
+} WatchHandleKey;
+
+typedef struct WatchHandleName {
+	char *path;           /* the file's path here, owned */
+	MapFileId id;         /* its identity when named */
+	gint64 stored;        /* us, when it was named */
+} WatchHandleName;
+
+#define WATCH_HANDLE_NAME_TTL_US (60 * G_USEC_PER_SEC)
+#define WATCH_HANDLE_NAMES_MAX 4096
+
+typedef struct WatchHandleNames WatchHandleNames;
+
+WatchHandleNames *watch_handle_names_new(void);
+void watch_handle_names_free(WatchHandleNames *names);
+
+/*
+ * The key of a handle of type and bytes (at most WATCH_HANDLE_MAX: FALSE
+ * otherwise) on the file system of fsid; the unused bytes are zero.
+ */
+gboolean watch_handle_key(WatchHandleKey *key, const guint32 fsid[2], gint32 type,
+			  const guint8 *handle, guint32 bytes);
+
+/* The entry of key stored less than WATCH_HANDLE_NAME_TTL_US before now, or NULL (borrowed). */
+const WatchHandleName *watch_handle_names_lookup(WatchHandleNames *names,
+						 const WatchHandleKey *key, gint64 now);
+
+/*
+ * Stores path (copied) and id for key at now. At most
+ * WATCH_HANDLE_NAMES_MAX entries: a full cache drops its expired
+ * entries, and if none was, all of them.
+ */
+void watch_handle_names_store(WatchHandleNames *names, const WatchHandleKey *key,
+			      const char *path, const MapFileId *id, gint64 now);
+
+/* Entries held now. */
+guint watch_handle_names_size(const WatchHandleNames *names);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WatchHandleNames, watch_handle_names_free)
+
 /* What watch_parse_fid_events() met besides events. */
 typedef struct WatchFidParse {
 	guint unknown_records; /* info records of a type not known here, skipped by their length */
@@ -502,6 +561,8 @@ typedef struct WatchStats {
 	 */
 	guint64 exec_names_reused; /* exec events whose file was named and classified
 				    * already (WatchExecNames) */
+	guint64 handle_names_reused; /* of handles, named lately (WatchHandleNames): not
+				      * resolved again */
 	guint64 cpu_desc_us;
 	guint64 cpu_fid_us;
 	guint64 cpu_window_us;

@@ -200,7 +200,7 @@ START_TEST(test_dump_paused)
 	ProcPressure pressure = { 1234 };
 	WatchStats ws = { .events = 10, .starts = 4, .windows = 3, .recorded = 20, .learned = 2,
 			  .untaught = 5, .cpu_desc_us = 1500, .cpu_fid_us = 250, .cpu_window_us = 12345,
-			  .wakeups = 77, .exec_names_reused = 66,
+			  .wakeups = 77, .exec_names_reused = 66, .handle_names_reused = 1,
 			  .overflows = 1, .foreign = 6, .translated = 9, .fid_events = 3,
 			  .handles = 2, .unknown_records = 1 };
 	g_autoptr(ReportSnapshot) snap = NULL;
@@ -234,7 +234,7 @@ START_TEST(test_dump_paused)
 	ck_assert_str_eq(lines->pdata[14],
 			 "watch cpu: 1.5 ms on exec events and opens by descriptor, 0.2 ms on opens "
 			 "by file handle, 12.3 ms ending windows; 77 wake-ups; 66 exec events of files "
-			 "named lately");
+			 "named lately, 1 opens by handle named lately");
 }
 END_TEST
 

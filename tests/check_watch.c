@@ -465,6 +465,72 @@ START_TEST(test_exec_names)
 }
 END_TEST
 
+/*
+ * The names of files opened by handle: a hit needs the same file system,
+ * handle type, length and bytes, and a store younger than 60 s; a handle
+ * longer than 128 bytes makes no key; a full cache drops its stale
+ * entries first, and all of them when none is stale.
+ */
+START_TEST(test_handle_names)
+{
+	g_autoptr(WatchHandleNames) names = watch_handle_names_new();
+	const gint64 s = G_USEC_PER_SEC;
+	const guint32 fsid[2] = { 0x1234, 0x5678 }, fsid2[2] = { 0x1234, 0x5679 };
+	const guint8 h[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, h2[8] = { 1, 2, 3, 4, 5, 6, 7, 9 };
+	guint8 longest[WATCH_HANDLE_MAX + 1] = { 0 };
+	const MapFileId id = { .dev = 0xfe00, .ino = 77, .size = 4096, .mtime = 5 };
+	WatchHandleKey key, other;
+	const WatchHandleName *name;
+
+	ck_assert(watch_handle_key(&key, fsid, 1, h, 8));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &key, 0));
+	watch_handle_names_store(names, &key, "/usr/lib/python3/os.py", &id, 10 * s);
+	/* A key made again from the same fields finds it. */
+	ck_assert(watch_handle_key(&other, fsid, 1, h, 8));
+	name = watch_handle_names_lookup(names, &other, 10 * s);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_str_eq(name->path, "/usr/lib/python3/os.py");
+	ck_assert_uint_eq(name->id.ino, 77);
+	ck_assert_uint_eq(name->id.size, 4096);
+	ck_assert_ptr_nonnull(watch_handle_names_lookup(names, &key, 70 * s - 1));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &key, 70 * s));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &key, 9 * s));   /* clock went back */
+	/* Each field tells another file. */
+	ck_assert(watch_handle_key(&other, fsid2, 1, h, 8));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &other, 11 * s));
+	ck_assert(watch_handle_key(&other, fsid, 2, h, 8));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &other, 11 * s));
+	ck_assert(watch_handle_key(&other, fsid, 1, h2, 8));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &other, 11 * s));
+	ck_assert(watch_handle_key(&other, fsid, 1, h, 7));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &other, 11 * s));
+	/* Too long a handle: no key. */
+	ck_assert(!watch_handle_key(&other, fsid, 1, longest, WATCH_HANDLE_MAX + 1));
+	ck_assert(watch_handle_key(&other, fsid, 1, longest, WATCH_HANDLE_MAX));
+
+	/* Fill it: the entry of 10 s is stale at 80 s and is the one dropped. */
+	for (guint i = 1; i < WATCH_HANDLE_NAMES_MAX; i++) {
+		guint8 b[4] = { (guint8)i, (guint8)(i >> 8), 0xaa, 0xbb };
+
+		ck_assert(watch_handle_key(&other, fsid, 1, b, 4));
+		watch_handle_names_store(names, &other, "/y", &id, 75 * s);
+	}
+	ck_assert_uint_eq(watch_handle_names_size(names), WATCH_HANDLE_NAMES_MAX);
+	ck_assert(watch_handle_key(&other, fsid, 3, h, 8));
+	watch_handle_names_store(names, &other, "/z", &id, 80 * s);
+	ck_assert_uint_eq(watch_handle_names_size(names), WATCH_HANDLE_NAMES_MAX);
+	ck_assert_ptr_nonnull(watch_handle_names_lookup(names, &other, 80 * s));
+	ck_assert_ptr_null(watch_handle_names_lookup(names, &key, 80 * s));
+	/* Full of fresh entries: all dropped, the new one kept. */
+	ck_assert(watch_handle_key(&other, fsid, 4, h, 8));
+	watch_handle_names_store(names, &other, "/w", &id, 81 * s);
+	ck_assert_uint_eq(watch_handle_names_size(names), 1);
+	name = watch_handle_names_lookup(names, &other, 81 * s);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_str_eq(name->path, "/w");
+}
+END_TEST
+
 /* ---- mounts and file system classes ---- */
 
 /* Four lines as proc(5) prints them: optional fields, an escaped space, FUSE, NFS. */
@@ -1078,6 +1144,7 @@ watch_suite(void)
 	tcase_add_test(tc, test_tracker_bounds);
 	tcase_add_test(tc, test_tracker_backoff);
 	tcase_add_test(tc, test_exec_names);
+	tcase_add_test(tc, test_handle_names);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mounts");
