@@ -717,7 +717,10 @@ watch_handle_names_store(WatchHandleNames *names, const WatchHandleKey *key, con
 	name->path = g_strdup(path);
 	name->id = *id;
 	name->stored = now;
-	g_hash_table_replace(names->table, g_memdup2(key, sizeof(*key)), name);
+	/* Only the bytes the handle has (8 on ext4, not 128): hash and equal read no further. */
+	g_hash_table_replace(names->table,
+			     g_memdup2(key, G_STRUCT_OFFSET(WatchHandleKey, handle) + key->bytes),
+			     name);
 }
 
 guint
