@@ -15,6 +15,8 @@
 
 #include <time.h>
 
+#include "cputime.h"
+
 typedef enum {
 	JOB_QUEUED,
 	JOB_RUNNING,
@@ -102,17 +104,6 @@ job_free_user(FsJobCtx *job)
 	job->user_data = NULL;
 }
 
-/* The calling thread's CPU time in us; 0 if the clock cannot be read. */
-static gint64
-thread_cpu_us(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
-}
-
 /*
  * A worker: runs queued jobs until the pool stops or a job it runs is
  * abandoned, in which case it frees that job when (if) the call returns
@@ -141,9 +132,9 @@ worker_thread(gpointer data)
 		g_ptr_array_add(pool->running, job);
 		g_mutex_unlock(&pool->lock);
 
-		cpu = thread_cpu_us();
+		cpu = cputime_thread_us();
 		job->run(job, job->data);
-		cpu = thread_cpu_us() - cpu;
+		cpu = cputime_thread_us() - cpu;
 
 		g_mutex_lock(&pool->lock);
 		pool->stats.cpu_us += (guint64)MAX(cpu, (gint64)0);

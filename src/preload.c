@@ -40,6 +40,7 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "control.h"
+#include "cputime.h"
 #include "cycle.h"
 #include "heap.h"
 #include "fsjob.h"
@@ -138,28 +139,13 @@ typedef struct Daemon {
 #define LOG_LIMIT_SECONDS 3600
 
 /*
- * CPU time of the calling thread (or of the whole process), in
- * microseconds. The stages run on the main thread, so its clock tells
- * them apart; the readahead workers show only in the process's.
- */
-static gint64
-cpu_us(clockid_t clock)
-{
-	struct timespec ts;
-
-	if (clock_gettime(clock, &ts) != 0)
-		return 0;
-	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
-}
-
-/*
  * Adds the main thread's CPU time since *mark to stage, moves the mark and
  * returns the time added.
  */
 static gint64
 stage_add(Daemon *d, Stage stage, gint64 *mark)
 {
-	gint64 now = cpu_us(CLOCK_THREAD_CPUTIME_ID), spent = now - *mark;
+	gint64 now = cputime_thread_us(), spent = now - *mark;
 
 	d->stage_us[stage] += spent;
 	*mark = now;
@@ -268,7 +254,7 @@ readahead_done(const ReadaheadStats *stats, gpointer user_data)
 		stats->dropped, stats->dirs_warmed, stats->entries_warmed);
 	if (d->readahead_pending && !d->exiting) {
 		d->readahead_pending = FALSE;
-		d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+		d->stage_mark = cputime_thread_us();
 		daemon_predict(d);
 	}
 	/* Once: the class is the process's, it does not come back by itself. */
@@ -490,7 +476,7 @@ on_update(gpointer user_data)
 	Daemon *d = user_data;
 
 	d->cycle_source = 0;
-	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	d->stage_mark = cputime_thread_us();
 	cycle_update_half(d->cycle);
 	flush_log_limits(d);
 	d->selected_maps = cycle_get_prediction(d->cycle)->selected_maps;
@@ -508,7 +494,7 @@ on_tick(gpointer user_data)
 	guint half = (guint)(d->conf->cycle / 2);
 
 	d->cycle_source = 0;
-	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	d->stage_mark = cputime_thread_us();
 	cycle_scan_half(d->cycle);
 	/*
 	 * A 1-second cycle has a half of 0 whole seconds (the model clock
@@ -912,7 +898,7 @@ report_sources(Daemon *d, ReportSources *src)
 		.watch = d->watch ? watch_get_stats(d->watch) : NULL,
 		.watch_text = d->watch ? watch_describe(d->watch) : d->watch_off,
 		.n_stages = N_STAGES, .stage_names = stage_names, .stage_us = d->stage_us,
-		.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us,
+		.cpu_us = cputime_us(CLOCK_PROCESS_CPUTIME_ID) - d->start_cpu_us,
 		.readahead_cpu_us = readahead_get_cpu_us(d->readahead),
 		.batches = d->batches, .read_bytes = d->read_bytes, .read_calls = d->read_calls,
 		.hit_log = d->hit_log,
@@ -1270,7 +1256,7 @@ use_proc_root(const Options *opts)
 static void
 run_once(Daemon *d)
 {
-	d->stage_mark = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+	d->stage_mark = cputime_thread_us();
 	cycle_run(d->cycle);
 	(void)readahead_wait_until(d->readahead, g_get_monotonic_time() + READAHEAD_EXIT_WAIT_US,
 				   TRUE);
@@ -1286,7 +1272,7 @@ static void
 serve(Daemon *d)
 {
 	d->loop = g_main_loop_new(NULL, FALSE);
-	d->start_cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
+	d->start_cpu_us = cputime_us(CLOCK_PROCESS_CPUTIME_ID);
 	d->fsjobs = fsjob_pool_new(NULL, FSJOB_WORKERS, FSJOB_QUEUE_MAX, FSJOB_MAX_STUCK,
 				   FSJOB_DEADLINE_US);
 	learn_set_fsjob(cycle_get_learn(d->cycle), d->fsjobs, d->model);

@@ -56,6 +56,7 @@
 
 #include "readahead.h"
 
+#include "cputime.h"
 #include "interval.h"
 #include "mountns.h"
 
@@ -1399,29 +1400,18 @@ worker_drain(Worker *worker)
 	}
 }
 
-/* CPU time of the calling thread, microseconds. */
-static gint64
-thread_cpu_us(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
-}
-
-/* Adds what the calling thread spent since `since` (thread_cpu_us()) to ra's sum. */
+/* Adds what the calling thread spent since `since` (cputime_thread_us()) to ra's sum. */
 static void
 add_thread_cpu(Readahead *ra, gint64 since)
 {
-	__atomic_fetch_add(&ra->thread_cpu_us, MAX(thread_cpu_us() - since, 0), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ra->thread_cpu_us, MAX(cputime_thread_us() - since, 0), __ATOMIC_RELAXED);
 }
 
 static gpointer
 worker_thread(gpointer data)
 {
 	Worker *worker = data;
-	gint64 start = thread_cpu_us();
+	gint64 start = cputime_thread_us();
 
 	worker_drain(worker);
 	/* Joined before its batch ends: the batch, and ra, outlive it. */
@@ -1797,7 +1787,7 @@ job_thread(gpointer data)
 {
 	Job *job = data;
 	Readahead *ra = job->ra;
-	gint64 start = thread_cpu_us();
+	gint64 start = cputime_thread_us();
 
 	job->stats = run_batch(ra, job->requests, &job->options, &job->stop, &job->progress, FALSE);
 	g_clear_pointer(&job->requests, g_array_unref);
@@ -1844,7 +1834,7 @@ urgent_thread(gpointer data)
 	Job *job = data;
 	Readahead *ra = job->ra;
 	GArray *requests = g_steal_pointer(&job->requests);
-	gint64 start = thread_cpu_us();
+	gint64 start = cputime_thread_us();
 
 #ifdef SYS_ioprio_set
 	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,

@@ -88,6 +88,7 @@
 #include <sys/fanotify.h>
 #endif
 
+#include "cputime.h"
 #include "fsjob.h"
 #include "interval.h"
 #include "mountns.h"
@@ -1478,17 +1479,6 @@ watch_describe(const Watch *watch)
 #ifdef HAVE_SYS_FANOTIFY_H
 /* From here to the #else: what reading events needs, built only with fanotify. */
 
-/* The main thread's CPU time, us: what the watcher's stages cost (WatchStats). */
-static gint64
-thread_cpu_us(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
-}
-
 static gboolean
 pid_alive(pid_t pid, gpointer user_data)
 {
@@ -1596,7 +1586,7 @@ static void
 finish_windows(Watch *watch)
 {
 	g_autoptr(GPtrArray) done = NULL;
-	gint64 cpu = thread_cpu_us();
+	gint64 cpu = cputime_thread_us();
 
 	done = watch_tracker_expire(watch->tracker, g_get_monotonic_time(), pid_alive, NULL);
 	for (guint i = 0; i < done->len; i++) {
@@ -1637,7 +1627,7 @@ finish_windows(Watch *watch)
 			learn_file(g_ptr_array_index(window->files, j), ranges);
 		window_learned(watch, window->exe, ranges);
 	}
-	watch->stats.cpu_window_us += (guint64)MAX(thread_cpu_us() - cpu, (gint64)0);
+	watch->stats.cpu_window_us += (guint64)MAX(cputime_thread_us() - cpu, (gint64)0);
 }
 
 static gboolean
@@ -2779,7 +2769,7 @@ dispatch(Watch *watch)
 	guint count = 0;
 	gboolean more = TRUE;
 	gint64 start = g_get_monotonic_time();
-	gint64 cpu = thread_cpu_us(), mark;
+	gint64 cpu = cputime_thread_us(), mark;
 	gsize max;
 
 	net_reap_retired(watch);
@@ -2792,17 +2782,17 @@ dispatch(Watch *watch)
 			g_get_monotonic_time() - start < DISPATCH_BUDGET_US; i++) {
 		gboolean fid_more = read_fid_batch(watch);
 
-		mark = thread_cpu_us();
+		mark = cputime_thread_us();
 		watch->stats.cpu_fid_us += (guint64)MAX(mark - cpu, (gint64)0);
 		count += read_batch(watch, max, &more);
 		for (int j = 1; j < MAX_READS && more && !watch->broken &&
 				g_get_monotonic_time() - start < DISPATCH_BUDGET_US; j++)
 			count += read_batch(watch, max, &more);
-		cpu = thread_cpu_us();
+		cpu = cputime_thread_us();
 		watch->stats.cpu_desc_us += (guint64)MAX(cpu - mark, (gint64)0);
 		if (!watch->broken)
 			count += handle_fid_batch(watch);
-		mark = thread_cpu_us();
+		mark = cputime_thread_us();
 		watch->stats.cpu_fid_us += (guint64)MAX(mark - cpu, (gint64)0);
 		cpu = mark;
 		more = more || fid_more;
