@@ -377,8 +377,44 @@ conf_warn_invalid(const Conf *conf, const ConfKey *k, const char *path, const ch
 }
 
 /* Sets key k from the file's `name` in k's group, or reports why not. */
+/* Sets key k of dst to src's value. */
 static void
-conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const char *name)
+conf_copy_key(Conf *dst, const Conf *src, const ConfKey *k)
+{
+	switch (k->type) {
+	case CONF_TYPE_INT:
+		*CONF_FIELD(dst, k, gint64) = *CONF_FIELD(src, k, gint64);
+		break;
+	case CONF_TYPE_BOOL:
+		*CONF_FIELD(dst, k, gboolean) = *CONF_FIELD(src, k, gboolean);
+		break;
+	case CONF_TYPE_LIST:
+		g_strfreev(*CONF_FIELD(dst, k, char **));
+		*CONF_FIELD(dst, k, char **) = g_strdupv(*CONF_FIELD(src, k, char **));
+		break;
+	case CONF_TYPE_STRING:
+		g_free(*CONF_FIELD(dst, k, char *));
+		*CONF_FIELD(dst, k, char *) = g_strdup(*CONF_FIELD(src, k, char *));
+		break;
+	}
+}
+
+/*
+ * A value of the file that cannot be used: key k keeps previous's value
+ * (the running one, on a reload) or, without previous, conf's own.
+ */
+static void
+conf_reject(Conf *conf, const Conf *previous, const ConfKey *k, const char *path,
+	    const char *name, const char *value, const char *reason)
+{
+	if (previous)
+		conf_copy_key(conf, previous, k);
+	conf_warn_invalid(conf, k, path, name, value, reason);
+}
+
+static void
+conf_apply(Conf *conf, const Conf *previous, const ConfKey *k, GKeyFile *file, const char *path,
+	   const char *name)
 {
 	g_autoptr(GError) local = NULL;
 	g_autofree char *raw = g_key_file_get_value(file, k->group, name, NULL);
@@ -399,7 +435,7 @@ conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const
 							     G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS)
 				? "out of range" : "not a decimal integer";
 
-			conf_warn_invalid(conf, k, path, name, value, reason);
+			conf_reject(conf, previous, k, path, name, value, reason);
 			return;
 		}
 		*CONF_FIELD(conf, k, gint64) = number;
@@ -412,7 +448,7 @@ conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const
 		} else if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0) {
 			*CONF_FIELD(conf, k, gboolean) = FALSE;
 		} else {
-			conf_warn_invalid(conf, k, path, name, value, "not a boolean");
+			conf_reject(conf, previous, k, path, name, value, "not a boolean");
 		}
 		return;
 
@@ -420,7 +456,7 @@ conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const
 		/* GKeyFile does the splitting so that "\;" escapes a ';'. */
 		items = g_key_file_get_string_list(file, k->group, name, &n_items, &local);
 		if (!items) {
-			conf_warn_invalid(conf, k, path, name, value,
+			conf_reject(conf, previous, k, path, name, value,
 					  "a bad '\\' escape, or not UTF-8");
 			return;
 		}
@@ -432,7 +468,7 @@ conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const
 		char *text = g_key_file_get_string(file, k->group, name, &local);
 
 		if (!text) {
-			conf_warn_invalid(conf, k, path, name, value,
+			conf_reject(conf, previous, k, path, name, value,
 					  "a bad '\\' escape, or not UTF-8");
 			return;
 		}
@@ -448,8 +484,8 @@ conf_apply(Conf *conf, const ConfKey *k, GKeyFile *file, const char *path, const
  * current spelling is also present. Returns FALSE if it is no alias.
  */
 static gboolean
-conf_apply_alias(Conf *conf, GKeyFile *file, const char *path, const char *group,
-		 const char *name)
+conf_apply_alias(Conf *conf, const Conf *previous, GKeyFile *file, const char *path,
+		 const char *group, const char *name)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(conf_aliases); i++) {
 		const ConfKey *k;
@@ -465,11 +501,14 @@ conf_apply_alias(Conf *conf, GKeyFile *file, const char *path, const char *group
 			return TRUE;
 		}
 		g_debug("%s: [%s] %s is the old spelling of %s", path, group, name, k->key);
-		conf_apply(conf, k, file, path, name);
+		conf_apply(conf, previous, k, file, path, name);
 		return TRUE;
 	}
 	return FALSE;
 }
+
+static gboolean load_data(Conf *conf, const Conf *previous, const char *data, gsize len,
+			  const char *path, GError **error);
 
 gboolean
 conf_load(Conf *conf, const char *path, GError **error)
@@ -487,7 +526,30 @@ conf_load(Conf *conf, const char *path, GError **error)
 }
 
 gboolean
+conf_reload(Conf *conf, const Conf *previous, const char *path, GError **error)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+
+	g_return_val_if_fail(conf != NULL, FALSE);
+	g_return_val_if_fail(previous != NULL, FALSE);
+	g_return_val_if_fail(path != NULL, FALSE);
+
+	data = conf_read_file(path, &len, error);
+	if (!data)
+		return FALSE;
+	return load_data(conf, previous, data, len, path, error);
+}
+
+gboolean
 conf_load_data(Conf *conf, const char *data, gsize len, const char *path, GError **error)
+{
+	return load_data(conf, NULL, data, len, path, error);
+}
+
+static gboolean
+load_data(Conf *conf, const Conf *previous, const char *data, gsize len, const char *path,
+	  GError **error)
 {
 	g_autoptr(GKeyFile) file = g_key_file_new();
 	g_autoptr(GError) local = NULL;
@@ -521,8 +583,8 @@ conf_load_data(Conf *conf, const char *data, gsize len, const char *path, GError
 			const ConfKey *k = conf_find_key(groups[g], keys[i]);
 
 			if (k)
-				conf_apply(conf, k, file, path, keys[i]);
-			else if (!conf_apply_alias(conf, file, path, groups[g], keys[i]))
+				conf_apply(conf, previous, k, file, path, keys[i]);
+			else if (!conf_apply_alias(conf, previous, file, path, groups[g], keys[i]))
 				g_warning("%s: [%s] unknown key %s, ignoring", path, groups[g], keys[i]);
 		}
 	}

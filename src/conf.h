@@ -45,6 +45,13 @@ void conf_free(Conf *conf);
  */
 gboolean conf_load(Conf *conf, const char *path, GError **error);
 /*
+ * conf_load() for a reload (SIGHUP): conf holds the defaults, so a key
+ * the file no longer sets goes back to its default, as at start; a value
+ * that cannot be used keeps previous's (the running configuration's)
+ * value for that key, and the warning says so.
+ */
+gboolean conf_reload(Conf *conf, const Conf *previous, const char *path, GError **error);
+/*
  * The parser behind conf_load(): reads the file's text, `len` bytes of
  * `data` (which need not end in NUL), over conf. `path` only names the
  * file in messages.

@@ -825,19 +825,25 @@ watch_conf_changed(const Conf *a, const Conf *b)
 /* ---- configuration ---- */
 
 /*
- * Loads the configuration file into a copy of `base`. Returns NULL if the
- * file is unusable. A missing file at the default path is not an error:
- * preload runs on its compiled-in defaults.
+ * Loads the configuration file over the compiled-in defaults. Returns
+ * NULL if the file is unusable. A missing file at the default path is
+ * not an error: preload runs on its defaults. On a reload, running is
+ * the configuration in use: a key the file no longer sets goes back to
+ * its default, as it would at a start, and a bad value keeps running's.
  */
 static Conf *
-load_conf(const Options *opts, const Conf *base)
+load_conf(const Options *opts, const Conf *running)
 {
 	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) base = conf_new();
 	g_autoptr(Conf) conf = conf_copy(base);
+	gboolean loaded;
 
 	if (!opts->conffile || !*opts->conffile)
 		return g_steal_pointer(&conf);
-	if (conf_load(conf, opts->conffile, &error))
+	loaded = running ? conf_reload(conf, running, opts->conffile, &error)
+			 : conf_load(conf, opts->conffile, &error);
+	if (loaded)
 		return g_steal_pointer(&conf);
 	if (!opts->conffile_given && g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
 		g_info("no configuration file %s, using the defaults", opts->conffile);
@@ -860,7 +866,7 @@ reload(Daemon *d)
 		g_clear_error(&error);
 	}
 	g_message("SIGHUP: reopened the log, reloading the configuration");
-	/* Reload over the current values: a bad key keeps what it had. */
+	/* A bad key keeps what it had; a key taken out of the file its default. */
 	conf = load_conf(&d->opts, d->conf);
 	if (!conf) {
 		g_warning("keeping the previous configuration");
@@ -1348,7 +1354,6 @@ int
 main(int argc, char **argv)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(Conf) defaults = NULL;
 	Daemon daemon_ = {
 		.signal_fd = -1, .lock_fd = -1,
 		.mem_log = LOG_LIMIT_INIT("memory figures", G_LOG_LEVEL_WARNING,
@@ -1380,8 +1385,7 @@ main(int argc, char **argv)
 	/* Before any thread (GLib's own included) allocates. */
 	heap_single_arena();
 
-	defaults = conf_new();
-	d->conf = load_conf(&d->opts, defaults);
+	d->conf = load_conf(&d->opts, NULL);
 	if (!d->conf) {
 		cmdline_clear(&d->opts);
 		return EXIT_BADCONFIG;

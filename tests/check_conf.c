@@ -288,6 +288,38 @@ START_TEST(test_bad_value_keeps_previous)
 END_TEST
 
 /*
+ * A reload (SIGHUP) reads the file over the defaults: a key taken out of
+ * the file goes back to its default, as at a start, while a bad value
+ * keeps the running one (not the default).
+ */
+START_TEST(test_reload_over_defaults)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(Conf) running = conf_new();
+	g_autoptr(Conf) conf = conf_new();
+	g_autofree char *path = write_conf("reload.conf",
+		"[model]\ncycle = often\n[system]\nmaxprocs = 3\n");
+	static const char *const srv[] = { "/srv/", "!/", NULL };
+
+	/* What an earlier file had set: */
+	running->cycle = 7;
+	running->learnreads = FALSE;
+	running->maxprocs = 9;
+	g_strfreev(running->mapprefix);
+	running->mapprefix = g_strsplit("/srv/;!/", ";", -1);
+
+	ck_assert(conf_reload(conf, running, path, &error));
+	ck_assert_int_eq(conf->cycle, 7);          /* bad: the running value */
+	ck_assert(conf->learnreads);               /* gone from the file: its default */
+	assert_strv_eq(conf->mapprefix, default_mapprefix);
+	ck_assert_int_eq(conf->maxprocs, 3);       /* set */
+	assert_strv_eq(running->mapprefix, srv);   /* running is not touched */
+	ck_assert_uint_eq(captured->len, 1);
+	ck_assert(g_str_has_suffix(captured->pdata[0], "; keeping 7"));
+}
+END_TEST
+
+/*
  * conf_load_data() reads exactly `len` bytes: the buffer need not end in
  * NUL, and what lies past len is not part of the file. Here the "9" after
  * len would make cycle 79 and the "x" would make the next line garbage.
@@ -838,6 +870,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_load_every_key);
 	tcase_add_loop_test(tc, test_bad_value_keeps_previous, 0, G_N_ELEMENTS(bad_values));
+	tcase_add_test(tc, test_reload_over_defaults);
 	tcase_add_test(tc, test_values_are_trimmed);
 	tcase_add_test(tc, test_load_data_respects_length);
 	tcase_add_test(tc, test_processes_alias);
